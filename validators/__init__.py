@@ -1,0 +1,42 @@
+"""jobguard's rule library: pure Python, no I/O.
+
+Entry point: `evaluate(Request, Settings) -> Verdict`.
+"""
+
+from validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
+from validators.context import Operation, Request, Requester
+from validators.errors import ErrorType, FieldError
+from validators.lifecycle import JobState, Phase, Transition, classify
+from validators.pipeline import Verdict, Violation, evaluate
+from validators.settings import RuleOverride, Settings
+from validators.versions import (
+    DEFAULT_VERSION,
+    SUPPORTED_VERSIONS,
+    Semantics,
+    UnsupportedVersionError,
+)
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "RULES",
+    "RULES_BY_ID",
+    "SUPPORTED_VERSIONS",
+    "Enforcement",
+    "ErrorType",
+    "FieldError",
+    "JobState",
+    "Operation",
+    "Phase",
+    "Request",
+    "Requester",
+    "RuleInfo",
+    "RuleOverride",
+    "Semantics",
+    "Settings",
+    "Transition",
+    "UnsupportedVersionError",
+    "Verdict",
+    "Violation",
+    "classify",
+    "evaluate",
+]

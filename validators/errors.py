@@ -1,0 +1,119 @@
+"""Field errors shaped like Kubernetes' apimachinery `field.Error`.
+
+Each error carries the stable ID of the rule that produced it, the field path written the way
+the API server writes it, the error type and the detail. Rendering follows
+`field.Error.ErrorBody()` so messages read exactly like the API server's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class ErrorType(Enum):
+    """Error types: (wire reason, human prefix)."""
+
+    INVALID = ("FieldValueInvalid", "Invalid value")
+    REQUIRED = ("FieldValueRequired", "Required value")
+    FORBIDDEN = ("FieldValueForbidden", "Forbidden")
+    TOO_MANY = ("FieldValueTooMany", "Too many")
+    TOO_LONG = ("FieldValueTooLong", "Too long")
+    DUPLICATE = ("FieldValueDuplicate", "Duplicate value")
+    NOT_SUPPORTED = ("FieldValueNotSupported", "Unsupported value")
+    NOT_FOUND = ("FieldValueNotFound", "Not found")
+
+    @property
+    def reason(self) -> str:
+        return self.value[0]
+
+    @property
+    def prefix(self) -> str:
+        return self.value[1]
+
+
+class _Omitted:
+    """Marker for an error whose value is not printed (upstream `field.OmitValueType`)."""
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+
+OMITTED: Any = _Omitted()
+
+
+def render_value(value: Any) -> str:
+    """Print a value the way the API server does: strings quoted, numbers and bools bare.
+
+    Structs are printed as JSON (upstream prints Go syntax; only the gist has to match).
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One validation failure at one field path."""
+
+    rule: str
+    path: str
+    type: ErrorType
+    detail: str = ""
+    value: Any = field(default=OMITTED)
+
+    def body(self) -> str:
+        """The message without the field path (`details.causes[].message`)."""
+        prefix = self.type.prefix
+        t = self.type
+        if t in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG):
+            return f"{prefix}: {self.detail}" if self.detail else prefix
+        parts = [prefix]
+        if self.value is not OMITTED:
+            parts.append(render_value(self.value))
+        if t is ErrorType.NOT_SUPPORTED and not self.detail:
+            return ": ".join(parts)
+        if self.detail:
+            parts.append(self.detail)
+        return ": ".join(parts)
+
+    def message(self) -> str:
+        """`<path>: <body>`, as in the aggregate message of an Invalid status."""
+        return f"{self.path}: {self.body()}"
+
+
+def invalid(rule: str, path: str, value: Any, detail: str) -> FieldError:
+    return FieldError(rule, path, ErrorType.INVALID, detail, value)
+
+
+def invalid_omitted(rule: str, path: str, detail: str) -> FieldError:
+    return FieldError(rule, path, ErrorType.INVALID, detail)
+
+
+def required(rule: str, path: str, detail: str = "") -> FieldError:
+    return FieldError(rule, path, ErrorType.REQUIRED, detail)
+
+
+def forbidden(rule: str, path: str, detail: str) -> FieldError:
+    return FieldError(rule, path, ErrorType.FORBIDDEN, detail)
+
+
+def immutable(rule: str, path: str, value: Any) -> FieldError:
+    return FieldError(rule, path, ErrorType.INVALID, "field is immutable", value)
+
+
+def non_negative(rule: str, path: str, value: int) -> FieldError:
+    return FieldError(rule, path, ErrorType.INVALID, "must be greater than or equal to 0", value)
+
+
+def not_supported(rule: str, path: str, value: Any, supported: list[str]) -> FieldError:
+    detail = "supported values: " + ", ".join(json.dumps(s) for s in supported)
+    return FieldError(rule, path, ErrorType.NOT_SUPPORTED, detail, value)

@@ -1,0 +1,111 @@
+"""Index interval lists (`succeededIndexes`, `completedIndexes`, `failedIndexes`).
+
+The grammar is upstream's `parseIndexesFormat`: comma-separated fragments, each a number or a
+`first-last` range, numbers parsed like Go's `strconv.Atoi`, strictly increasing, every index
+below the number of completions. Parsing is one linear pass and ranges are never expanded, so
+`0-2147483646` is a single interval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_ATOI = re.compile(r"\+?[0-9]+")
+_INT64_MAX = 2**63 - 1
+
+
+class IndexParseError(ValueError):
+    """The first grammar violation found, worded like upstream."""
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    first: int
+    last: int
+
+    def __len__(self) -> int:
+        return self.last - self.first + 1
+
+
+def _atoi(part: str) -> int:
+    # Go's Atoi: optional '+', ASCII digits only, must fit int64. Python's int() is too lenient.
+    if _ATOI.fullmatch(part) is None:
+        raise IndexParseError(f'cannot convert string to integer for index: "{part}"')
+    value = int(part)
+    if value > _INT64_MAX:
+        raise IndexParseError(f'cannot convert string to integer for index: "{part}"')
+    return value
+
+
+def _parse_fragment(fragment: str, completions: int) -> Interval:
+    parts = fragment.split("-")
+    if len(parts) > 2:
+        raise IndexParseError(
+            f'the fragment "{fragment}" violates the requirement that an index interval can '
+            "have at most two parts separated by '-'"
+        )
+    first = _atoi(parts[0])
+    if first >= completions:
+        raise IndexParseError(f'too large index: "{parts[0]}"')
+    last = first
+    if len(parts) == 2:
+        last = _atoi(parts[1])
+        if last >= completions:
+            raise IndexParseError(f'too large index: "{parts[1]}"')
+        if first >= last:
+            raise IndexParseError(f"non-increasing order, previous: {first}, current: {last}")
+    return Interval(first, last)
+
+
+def iter_intervals(indexes: str, completions: int) -> Iterator[Interval]:
+    """Yield intervals in order; raise IndexParseError at the first violation."""
+    if indexes == "":
+        return
+    previous_last = -1
+    for fragment in indexes.split(","):
+        interval = _parse_fragment(fragment, completions)
+        if previous_last >= 0 and interval.first <= previous_last:
+            raise IndexParseError(
+                f"non-increasing order, previous: {previous_last}, current: {interval.first}"
+            )
+        previous_last = interval.last
+        yield interval
+
+
+def parse_intervals(indexes: str, completions: int) -> list[Interval]:
+    """The whole interval list, or IndexParseError."""
+    return list(iter_intervals(indexes, completions))
+
+
+def count_indexes(indexes: str, completions: int) -> int:
+    """Number of indexes in the set, or IndexParseError."""
+    return sum(len(interval) for interval in iter_intervals(indexes, completions))
+
+
+def _lenient_intervals(indexes: str, completions: int) -> Iterator[Interval]:
+    """Intervals of every fragment that parses on its own, skipping the rest (for ST-027)."""
+    if indexes == "":
+        return
+    for fragment in indexes.split(","):
+        try:
+            yield _parse_fragment(fragment, completions)
+        except IndexParseError:
+            continue
+
+
+def first_overlap(completed: str, failed: str, completions: int) -> int | None:
+    """First index present in both lists, walking both with two cursors like upstream."""
+    completed_iter = _lenient_intervals(completed, completions)
+    failed_iter = _lenient_intervals(failed, completions)
+    c = next(completed_iter, None)
+    f = next(failed_iter, None)
+    while c is not None and f is not None:
+        if c.first <= f.last and f.first <= c.last:
+            return max(c.first, f.first)
+        if c.first <= f.first:
+            c = next(completed_iter, None)
+        else:
+            f = next(failed_iter, None)
+    return None

@@ -1,0 +1,200 @@
+"""Typed views of the parts of Job and CronJob objects that the rules read.
+
+Validation is strict, like the API server's JSON decoding into Go types: `"completions": "ten"`
+or `"suspend": "yes"` is a decode error naming the field, not a coercion. Fields the rules do
+not read are ignored here; the raw dicts are kept for semantic comparisons.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+Timestamp = Annotated[datetime, Field(strict=False)]
+StringMap = dict[str, str]
+
+INDEXED = "Indexed"
+NON_INDEXED = "NonIndexed"
+JOB_CONTROLLER = "kubernetes.io/job-controller"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True, frozen=False)
+
+
+class ObjectMeta(_Model):
+    name: str | None = None
+    generate_name: str | None = Field(None, alias="generateName")
+    namespace: str | None = None
+    uid: str | None = None
+    labels: StringMap | None = None
+    annotations: StringMap | None = None
+    generation: Int64 | None = None
+
+
+class LabelSelectorRequirement(_Model):
+    key: str = ""
+    operator: str = ""
+    values: list[str] | None = None
+
+
+class LabelSelector(_Model):
+    match_labels: StringMap | None = Field(None, alias="matchLabels")
+    match_expressions: list[LabelSelectorRequirement] | None = Field(None, alias="matchExpressions")
+
+
+class SuccessPolicyRule(_Model):
+    succeeded_indexes: str | None = Field(None, alias="succeededIndexes")
+    succeeded_count: Int32 | None = Field(None, alias="succeededCount")
+
+
+class SuccessPolicy(_Model):
+    rules: list[SuccessPolicyRule] | None = None
+
+
+class Container(_Model):
+    name: str = ""
+    resources: dict[str, Any] | None = None
+
+
+class PodSpec(_Model):
+    containers: list[Container] | None = None
+    init_containers: list[Container] | None = Field(None, alias="initContainers")
+    restart_policy: str | None = Field(None, alias="restartPolicy")
+    node_selector: StringMap | None = Field(None, alias="nodeSelector")
+    tolerations: list[dict[str, Any]] | None = None
+    affinity: dict[str, Any] | None = None
+    scheduling_gates: list[dict[str, Any]] | None = Field(None, alias="schedulingGates")
+
+
+class PodTemplateMeta(_Model):
+    labels: StringMap | None = None
+    annotations: StringMap | None = None
+
+
+class PodTemplateSpec(_Model):
+    metadata: PodTemplateMeta | None = None
+    spec: PodSpec | None = None
+
+
+class JobSpec(_Model):
+    parallelism: Int32 | None = None
+    completions: Int32 | None = None
+    active_deadline_seconds: Int64 | None = Field(None, alias="activeDeadlineSeconds")
+    pod_failure_policy: dict[str, Any] | None = Field(None, alias="podFailurePolicy")
+    success_policy: SuccessPolicy | None = Field(None, alias="successPolicy")
+    backoff_limit: Int32 | None = Field(None, alias="backoffLimit")
+    backoff_limit_per_index: Int32 | None = Field(None, alias="backoffLimitPerIndex")
+    max_failed_indexes: Int32 | None = Field(None, alias="maxFailedIndexes")
+    selector: LabelSelector | None = None
+    manual_selector: bool | None = Field(None, alias="manualSelector")
+    template: PodTemplateSpec | None = None
+    ttl_seconds_after_finished: Int32 | None = Field(None, alias="ttlSecondsAfterFinished")
+    completion_mode: str | None = Field(None, alias="completionMode")
+    suspend: bool | None = None
+    pod_replacement_policy: str | None = Field(None, alias="podReplacementPolicy")
+    managed_by: str | None = Field(None, alias="managedBy")
+
+
+class JobCondition(_Model):
+    type: str = ""
+    status: str = ""
+    reason: str | None = None
+    message: str | None = None
+
+
+class UncountedTerminatedPods(_Model):
+    succeeded: list[str] | None = None
+    failed: list[str] | None = None
+
+
+class JobStatus(_Model):
+    conditions: list[JobCondition] | None = None
+    start_time: Timestamp | None = Field(None, alias="startTime")
+    completion_time: Timestamp | None = Field(None, alias="completionTime")
+    active: Int32 | None = None
+    succeeded: Int32 | None = None
+    failed: Int32 | None = None
+    terminating: Int32 | None = None
+    ready: Int32 | None = None
+    completed_indexes: str | None = Field(None, alias="completedIndexes")
+    failed_indexes: str | None = Field(None, alias="failedIndexes")
+    uncounted_terminated_pods: UncountedTerminatedPods | None = Field(
+        None, alias="uncountedTerminatedPods"
+    )
+
+
+class Job(_Model):
+    api_version: str | None = Field(None, alias="apiVersion")
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: JobSpec = Field(default_factory=JobSpec)
+    status: JobStatus = Field(default_factory=JobStatus)
+
+
+class JobTemplateSpec(_Model):
+    metadata: ObjectMeta | None = None
+    spec: JobSpec = Field(default_factory=JobSpec)
+
+
+class CronJobSpec(_Model):
+    job_template: JobTemplateSpec = Field(default_factory=JobTemplateSpec, alias="jobTemplate")
+
+
+class CronJob(_Model):
+    api_version: str | None = Field(None, alias="apiVersion")
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: CronJobSpec = Field(default_factory=CronJobSpec)
+
+
+class ObjectDecodeError(ValueError):
+    """An object that cannot be read as its kind; names the first offending field."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+
+def _loc_to_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif path == "":
+            path = part
+        else:
+            path += f".{part}"
+    return path
+
+
+def _decode_error(prefix: str, exc: ValidationError) -> ObjectDecodeError:
+    first = exc.errors(include_url=False)[0]
+    path = _loc_to_path(tuple(first["loc"]))
+    full = f"{prefix}.{path}" if prefix and path else (prefix or path)
+    return ObjectDecodeError(full, str(first["msg"]))
+
+
+def decode_job(raw: Any, prefix: str = "") -> Job:
+    """Read a raw JSON object as a Job, or raise ObjectDecodeError naming the field."""
+    if not isinstance(raw, dict):
+        raise ObjectDecodeError(prefix, "must be a JSON object")
+    try:
+        return Job.model_validate(raw)
+    except ValidationError as exc:
+        raise _decode_error(prefix, exc) from None
+
+
+def decode_cronjob(raw: Any, prefix: str = "") -> CronJob:
+    """Read a raw JSON object as a CronJob, or raise ObjectDecodeError naming the field."""
+    if not isinstance(raw, dict):
+        raise ObjectDecodeError(prefix, "must be a JSON object")
+    try:
+        return CronJob.model_validate(raw)
+    except ValidationError as exc:
+        raise _decode_error(prefix, exc) from None

@@ -1,0 +1,224 @@
+"""The one judgement pipeline every entry point uses (webhook, `jobguard review`, CI checks).
+
+request -> prepare (replay the API server) -> decode (typed, strict) -> lifecycle model ->
+rule checks in upstream order -> resolved per configured rule -> Verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from validators.catalog import Enforcement
+from validators.context import CronJobContext, JobContext, Operation, Request
+from validators.errors import FieldError
+from validators.lifecycle import JobState, classify
+from validators.model import ObjectDecodeError, decode_cronjob, decode_job
+from validators.prepare import (
+    apply_job_defaults,
+    prepare_create,
+    prepare_status_update,
+    prepare_stored,
+    prepare_update,
+)
+from validators.rules.cronjob import check_cronjob
+from validators.rules.jobs import (
+    check_generated_selector,
+    check_immutable_fields,
+    check_selector,
+    check_template_update,
+)
+from validators.rules.jobspec import check_indexed_hostname, check_job_spec
+from validators.rules.metadata import check_labels_and_annotations, check_metadata_update
+from validators.rules.status import check_status
+from validators.rules.suspend import check_suspend_status, check_suspend_update
+from validators.settings import Settings
+
+JUDGED_KINDS = ("Job", "CronJob")
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    error: FieldError
+    enforcement: Enforcement
+
+
+@dataclass(slots=True)
+class Verdict:
+    """The outcome of one request."""
+
+    kind: str
+    name: str
+    judged: bool
+    """False when the request is not one jobguard judges (allowed at once)."""
+    violations: list[Violation] = field(default_factory=list)
+    """Every enabled rule's error, in upstream order, with upstream's repeats (see `unique`)."""
+    decode_error: ObjectDecodeError | None = None
+    context: JobContext | CronJobContext | None = None
+
+    @property
+    def denials(self) -> list[Violation]:
+        return [v for v in self.violations if v.enforcement is Enforcement.DENY]
+
+    @property
+    def allowed(self) -> bool:
+        return self.decode_error is None and not self.denials
+
+    def unique(self, enforcement: Enforcement | None = None) -> list[Violation]:
+        """Violations without upstream's repeated copies, optionally of one enforcement."""
+        seen: set[tuple[str, str, str]] = set()
+        out = []
+        for v in self.violations:
+            key = (v.error.rule, v.error.path, v.error.body())
+            if key in seen or (enforcement is not None and v.enforcement is not enforcement):
+                continue
+            seen.add(key)
+            out.append(v)
+        return out
+
+
+def _name_of(raw: Any, fallback: str) -> str:
+    if isinstance(raw, dict):
+        metadata = raw.get("metadata")
+        if isinstance(metadata, dict):
+            name = metadata.get("name") or metadata.get("generateName")
+            if isinstance(name, str) and name:
+                return name
+    return fallback
+
+
+def _job_context(request: Request, settings: Settings) -> JobContext:
+    """Prepare, decode and model a Job request (raises ObjectDecodeError)."""
+    new_raw: Any = request.object
+    old_raw: Any = request.old_object
+    if not isinstance(new_raw, dict):
+        raise ObjectDecodeError("object", "must be a JSON object")
+    if request.operation is Operation.CREATE:
+        new_raw = prepare_create(new_raw)
+        old_raw = None
+    else:
+        if not isinstance(old_raw, dict):
+            raise ObjectDecodeError("oldObject", "must be a JSON object for UPDATE")
+        old_raw = prepare_stored(old_raw)
+        if request.subresource == "status":
+            new_raw = prepare_status_update(new_raw, old_raw)
+        else:
+            new_raw = prepare_update(new_raw, old_raw)
+    new = apply_job_defaults(decode_job(new_raw))
+    old = apply_job_defaults(decode_job(old_raw, "oldObject")) if old_raw is not None else None
+    new_state = JobState.of(new)
+    old_state = JobState.of(old) if old is not None else None
+    return JobContext(
+        semantics=settings.semantics,
+        operation=request.operation,
+        subresource=request.subresource,
+        new=new,
+        new_raw=new_raw,
+        new_state=new_state,
+        old=old,
+        old_raw=old_raw,
+        old_state=old_state,
+        transition=classify(old_state, new_state, old, new),
+        requester=request.requester,
+    )
+
+
+def _create_style(ctx: JobContext) -> list[FieldError]:
+    """Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname."""
+    raw_spec = ctx.new_raw.get("spec")
+    raw_spec = raw_spec if isinstance(raw_spec, dict) else {}
+    metadata = ctx.new_raw.get("metadata")
+    errors = check_labels_and_annotations(
+        metadata if isinstance(metadata, dict) else {}, "metadata"
+    )
+    errors += check_generated_selector(ctx)
+    errors += _job_spec(ctx, raw_spec)
+    errors += check_indexed_hostname(ctx.new.metadata.name or "", ctx.new.spec)
+    return errors
+
+
+def _job_spec(ctx: JobContext, raw_spec: dict[str, Any]) -> list[FieldError]:
+    """Upstream ValidateJobSpec: validateJobSpec plus the selector checks."""
+    return check_job_spec(ctx.new.spec, raw_spec, "spec") + check_selector(ctx)
+
+
+def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
+    """Every rule's errors for a Job request, in the order the API server reports them."""
+    assert ctx.operation in (Operation.CREATE, Operation.UPDATE)
+    if ctx.is_status:
+        assert ctx.old_raw is not None
+        errors = check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw))
+        errors += check_status(ctx)
+        errors += check_suspend_status(ctx)
+        return errors
+    errors = _create_style(ctx)
+    if ctx.operation is Operation.UPDATE:
+        assert ctx.old_raw is not None
+        raw_spec = ctx.new_raw.get("spec")
+        errors += check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw))
+        # Upstream's ValidateJobSpecUpdate runs ValidateJobSpec a second time.
+        errors += _job_spec(ctx, raw_spec if isinstance(raw_spec, dict) else {})
+        errors += check_immutable_fields(ctx)
+        errors += check_template_update(ctx)
+    errors += check_suspend_update(ctx, {k: r.params for k, r in settings.rules.items()})
+    return errors
+
+
+def _meta(raw: dict[str, Any]) -> dict[str, Any]:
+    metadata = raw.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
+    out = []
+    for error in errors:
+        rule = settings.rule(error.rule)
+        if rule.enabled:
+            out.append(Violation(error, rule.enforcement))
+    return out
+
+
+def evaluate(request: Request, settings: Settings) -> Verdict:
+    """Judge one request. Never raises for bad objects: they give a Verdict with decode_error."""
+    name = _name_of(request.object, request.name)
+    judged = request.kind in JUDGED_KINDS and request.operation in (
+        Operation.CREATE,
+        Operation.UPDATE,
+    )
+    if request.kind == "CronJob" and request.subresource:
+        judged = False
+    if request.kind == "Job" and request.subresource not in ("", "status"):
+        judged = False
+    if not judged:
+        return Verdict(request.kind, name, judged=False)
+    try:
+        if request.kind == "Job":
+            ctx: JobContext | CronJobContext = _job_context(request, settings)
+            assert isinstance(ctx, JobContext)
+            errors = job_errors(ctx, settings)
+        else:
+            cron_ctx = _cronjob_context(request, settings)
+            ctx = cron_ctx
+            errors = check_cronjob(cron_ctx)
+    except ObjectDecodeError as exc:
+        return Verdict(request.kind, name, judged=True, decode_error=exc)
+    return Verdict(
+        request.kind, name, judged=True, violations=_resolve(errors, settings), context=ctx
+    )
+
+
+def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:
+    new_raw = request.object
+    if not isinstance(new_raw, dict):
+        raise ObjectDecodeError("object", "must be a JSON object")
+    old_raw = request.old_object if request.operation is Operation.UPDATE else None
+    new = decode_cronjob(new_raw)
+    old = decode_cronjob(old_raw, "oldObject") if isinstance(old_raw, dict) else None
+    return CronJobContext(
+        semantics=settings.semantics,
+        operation=request.operation,
+        new=new,
+        new_raw=new_raw,
+        old=old,
+        old_raw=old_raw if isinstance(old_raw, dict) else None,
+    )

@@ -1,0 +1,92 @@
+"""IM-008: object metadata rules (upstream ValidateObjectMeta / ValidateObjectMetaUpdate)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from validators.errors import ErrorType, FieldError, immutable, invalid
+from validators.semantic import normalize
+
+_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE = _NAME_PART
+_MAX_NAME_PART = 63
+_MAX_PREFIX = 253
+_MAX_ANNOTATIONS_BYTES = 256 * 1024
+_IMMUTABLE_META = (
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+def qualified_name_problem(key: str) -> str | None:
+    """Why a label or annotation key is not a qualified name, or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash:
+        if not prefix:
+            return "prefix part must be non-empty"
+        if len(prefix) > _MAX_PREFIX or _DNS1123_SUBDOMAIN.fullmatch(prefix) is None:
+            return "prefix part must be a lowercase RFC 1123 subdomain"
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > _MAX_NAME_PART:
+        return f"name part must be no more than {_MAX_NAME_PART} characters"
+    if _NAME_PART.fullmatch(name) is None:
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character"
+        )
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    if value == "":
+        return None
+    if len(value) > _MAX_NAME_PART:
+        return f"must be no more than {_MAX_NAME_PART} characters"
+    if _LABEL_VALUE.fullmatch(value) is None:
+        return (
+            "a valid label must be an empty string or consist of alphanumeric characters, "
+            "'-', '_' or '.', and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def check_labels_and_annotations(metadata: dict[str, Any], path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    labels = metadata.get("labels") or {}
+    for key, value in labels.items():
+        if (problem := qualified_name_problem(key)) is not None:
+            errors.append(invalid("IM-008", f"{path}.labels", key, problem))
+        if isinstance(value, str) and (problem := label_value_problem(value)) is not None:
+            errors.append(invalid("IM-008", f"{path}.labels", value, problem))
+    annotations = metadata.get("annotations") or {}
+    total = 0
+    for key, value in annotations.items():
+        if (problem := qualified_name_problem(key.lower())) is not None:
+            errors.append(invalid("IM-008", f"{path}.annotations", key, problem))
+        total += len(key) + len(value if isinstance(value, str) else "")
+    if total > _MAX_ANNOTATIONS_BYTES:
+        errors.append(
+            FieldError(
+                "IM-008",
+                f"{path}.annotations",
+                ErrorType.TOO_LONG,
+                f"may not be more than {_MAX_ANNOTATIONS_BYTES} bytes",
+            )
+        )
+    return errors
+
+
+def check_metadata_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for key in _IMMUTABLE_META:
+        new_value, old_value = new.get(key), old.get(key)
+        if normalize({key: new_value}) != normalize({key: old_value}):
+            errors.append(immutable("IM-008", f"metadata.{key}", new_value))
+    return errors + check_labels_and_annotations(new, "metadata")

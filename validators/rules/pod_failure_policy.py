@@ -1,0 +1,186 @@
+"""JS-008: `spec.podFailurePolicy` structure (upstream `validatePodFailurePolicy`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from validators.errors import (
+    ErrorType,
+    FieldError,
+    invalid,
+    invalid_omitted,
+    not_supported,
+    required,
+)
+from validators.model import JobSpec
+from validators.rules.metadata import qualified_name_problem
+
+MAX_RULES = 20
+MAX_EXIT_CODES = 255
+MAX_POD_CONDITIONS = 20
+_ACTIONS = ["Count", "FailIndex", "FailJob", "Ignore"]
+_OPERATORS = ["In", "NotIn"]
+_STATUSES = ["False", "True", "Unknown"]
+RULE = "JS-008"
+
+
+def _go_quoted_list(values: list[str]) -> str:
+    return "[" + " ".join(f'"{v}"' for v in values) + "]"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _container_names(spec: JobSpec) -> set[str]:
+    pod = spec.template.spec if spec.template is not None else None
+    if pod is None:
+        return set()
+    return {c.name for c in (pod.containers or []) + (pod.init_containers or [])}
+
+
+def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    operator = rule.get("operator")
+    if not operator:
+        errors.append(
+            required(RULE, f"{path}.operator", f"valid values: {_go_quoted_list(_OPERATORS)}")
+        )
+    elif operator not in _OPERATORS:
+        errors.append(not_supported(RULE, f"{path}.operator", operator, _OPERATORS))
+    container = rule.get("containerName")
+    if container is not None and container not in names:
+        errors.append(
+            invalid(
+                RULE,
+                f"{path}.containerName",
+                container,
+                "must be one of the container or initContainer names in the pod template",
+            )
+        )
+    values = _list(rule.get("values"))
+    values_path = f"{path}.values"
+    if not values:
+        errors.append(invalid(RULE, values_path, values, "at least one value is required"))
+    elif len(values) > MAX_EXIT_CODES:
+        errors.append(
+            FieldError(
+                RULE,
+                values_path,
+                ErrorType.TOO_MANY,
+                f"must have at most {MAX_EXIT_CODES} items",
+                len(values),
+            )
+        )
+    else:
+        seen: set[int] = set()
+        previous: int | None = None
+        ordered = True
+        for j, value in enumerate(values):
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            if operator == "In" and value == 0:
+                errors.append(
+                    invalid(RULE, f"{values_path}[{j}]", value, "must not be 0 for the In operator")
+                )
+            if value in seen:
+                errors.append(
+                    FieldError(RULE, f"{values_path}[{j}]", ErrorType.DUPLICATE, "", value)
+                )
+            if previous is not None and previous > value:
+                ordered = False
+            seen.add(value)
+            previous = value
+        if not ordered:
+            errors.append(invalid(RULE, values_path, values, "must be ordered"))
+    return errors
+
+
+def _pod_conditions(conditions: list[Any], path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if len(conditions) > MAX_POD_CONDITIONS:
+        errors.append(
+            FieldError(
+                RULE,
+                path,
+                ErrorType.TOO_MANY,
+                f"must have at most {MAX_POD_CONDITIONS} items",
+                len(conditions),
+            )
+        )
+    for k, condition in enumerate(conditions):
+        if not isinstance(condition, dict):
+            continue
+        cpath = f"{path}[{k}]"
+        ctype = condition.get("type", "")
+        if isinstance(ctype, str) and (problem := qualified_name_problem(ctype)) is not None:
+            errors.append(invalid(RULE, f"{cpath}.type", ctype, problem))
+        # Omitted status is defaulted to "True"; an explicit empty string is not.
+        status = condition.get("status", "True")
+        if status == "":
+            errors.append(
+                required(RULE, f"{cpath}.status", f"valid values: {_go_quoted_list(_STATUSES)}")
+            )
+        elif status not in _STATUSES:
+            errors.append(not_supported(RULE, f"{cpath}.status", status, _STATUSES))
+    return errors
+
+
+def check_pod_failure_policy(spec: JobSpec, raw_policy: Any, path: str) -> list[FieldError]:
+    if not isinstance(raw_policy, dict):
+        return []
+    rules_path = f"{path}.podFailurePolicy.rules"
+    rules = _list(raw_policy.get("rules"))
+    errors: list[FieldError] = []
+    if len(rules) > MAX_RULES:
+        errors.append(
+            FieldError(
+                RULE,
+                rules_path,
+                ErrorType.TOO_MANY,
+                f"must have at most {MAX_RULES} items",
+                len(rules),
+            )
+        )
+    names = _container_names(spec)
+    for i, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            continue
+        rule_path = f"{rules_path}[{i}]"
+        action = rule.get("action", "")
+        if not action:
+            errors.append(
+                required(RULE, f"{rule_path}.action", f"valid values: {_go_quoted_list(_ACTIONS)}")
+            )
+        elif action == "FailIndex" and spec.backoff_limit_per_index is None:
+            errors.append(
+                invalid(
+                    RULE,
+                    f"{rule_path}.action",
+                    action,
+                    "requires the backoffLimitPerIndex to be set",
+                )
+            )
+        elif action not in _ACTIONS:
+            errors.append(not_supported(RULE, f"{rule_path}.action", action, _ACTIONS))
+        exit_codes = rule.get("onExitCodes")
+        conditions = rule.get("onPodConditions")
+        if isinstance(exit_codes, dict):
+            errors += _exit_codes(exit_codes, f"{rule_path}.onExitCodes", names)
+        if isinstance(conditions, list):
+            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions")
+        if exit_codes is not None and conditions:
+            errors.append(
+                invalid_omitted(
+                    RULE,
+                    rule_path,
+                    "specifying both OnExitCodes and OnPodConditions is not supported",
+                )
+            )
+        elif exit_codes is None and not conditions:
+            errors.append(
+                invalid_omitted(
+                    RULE, rule_path, "specifying one of OnExitCodes and OnPodConditions is required"
+                )
+            )
+    return errors

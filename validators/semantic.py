@@ -1,0 +1,100 @@
+"""Kubernetes semantic equality (`apiequality.Semantic.DeepEqual`) on JSON objects.
+
+Upstream compares typed Go structs, where nil and empty lists/maps are equal, resource
+quantities compare by value and timestamps as instants. A webhook sees JSON, so both sides are
+normalised first: absent, null, [] and {} are dropped from maps, quantity strings become exact
+decimals and RFC 3339 timestamps become instants.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+# Quantity grammar (k8s.io/apimachinery resource.ParseQuantity): sign, number, suffix.
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([a-zA-Z]*|[eE][+-]?[0-9]+)")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+}
+# Maps whose values are resource quantities, and scalar keys that hold one.
+_QUANTITY_MAPS = frozenset({"requests", "limits", "overhead", "capacity", "allocatable"})
+_QUANTITY_KEYS = frozenset({"sizeLimit"})
+_TIMESTAMP_KEYS = frozenset({"creationTimestamp", "deletionTimestamp", "lastTransitionTime"})
+
+
+def parse_quantity(value: str | int | float) -> Decimal | None:
+    """Exact value of a resource quantity, or None when it does not parse."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    match = _QUANTITY.fullmatch(value)
+    if match is None:
+        return None
+    number, suffix = match.groups()
+    try:
+        base = Decimal(number)
+    except InvalidOperation:
+        return None
+    if suffix in _BINARY:
+        return base * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return base * _DECIMAL[suffix]
+    if suffix[:1] in ("e", "E"):
+        return base * (Decimal(10) ** int(suffix[1:]))
+    return None
+
+
+def parse_time(value: str) -> datetime | None:
+    """An RFC 3339 timestamp as an aware datetime, or None."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == [] or value == {}
+
+
+def normalize(value: Any, key: str = "") -> Any:
+    """A canonical form of a JSON value for semantic comparison."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if _is_empty(v):
+                continue
+            if key in _QUANTITY_MAPS or k in _QUANTITY_KEYS:
+                quantity = parse_quantity(v) if isinstance(v, str | int | float) else None
+                out[k] = ("quantity", quantity) if quantity is not None else normalize(v, k)
+            elif k in _TIMESTAMP_KEYS and isinstance(v, str):
+                instant = parse_time(v)
+                out[k] = ("time", instant) if instant is not None else v
+            else:
+                normalized = normalize(v, k)
+                if not _is_empty(normalized):
+                    out[k] = normalized
+        return out
+    if isinstance(value, list):
+        return [normalize(item, key) for item in value]
+    return value
+
+
+def semantic_equal(a: Any, b: Any) -> bool:
+    """True when two JSON values are equal under Kubernetes semantic equality."""
+    if a is b:
+        return True
+    return bool(normalize(a) == normalize(b))

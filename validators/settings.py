@@ -1,0 +1,70 @@
+"""How rules are switched on and enforced: resolved once per configuration, read per request."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from validators.catalog import RULES, Enforcement, RuleInfo
+from validators.versions import Semantics
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOverride:
+    """One `rules:` entry of the configuration, keyed by a rule ID or a glob."""
+
+    enabled: bool | None = None
+    enforcement: Enforcement | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRule:
+    info: RuleInfo
+    enabled: bool
+    enforcement: Enforcement
+    params: Mapping[str, Any]
+
+
+def _resolve(
+    info: RuleInfo, default: Enforcement, overrides: tuple[tuple[str, RuleOverride], ...]
+) -> ResolvedRule:
+    enabled = info.upstream
+    enforcement = default if info.upstream else info.default_enforcement
+    params: dict[str, Any] = {}
+    names = [info.id] + [r.id for r in RULES if r.alias_of == info.id]
+    # Globs apply in the order written, exact IDs after them, so an exact entry wins.
+    ordered = [(p, o) for p, o in overrides if any(c in p for c in "*?[")] + [
+        (p, o) for p, o in overrides if not any(c in p for c in "*?[")
+    ]
+    for pattern, override in ordered:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            continue
+        if override.enabled is not None:
+            enabled = override.enabled
+        if override.enforcement is not None:
+            enforcement = override.enforcement
+        params.update(override.params)
+    return ResolvedRule(info, enabled, enforcement, params)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the pipeline needs to judge: version semantics and rule resolution."""
+
+    semantics: Semantics = field(default_factory=Semantics.for_version)
+    enforcement: Enforcement = Enforcement.DENY
+    overrides: tuple[tuple[str, RuleOverride], ...] = ()
+    rules: Mapping[str, ResolvedRule] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        resolved = {info.id: _resolve(info, self.enforcement, self.overrides) for info in RULES}
+        object.__setattr__(self, "rules", resolved)
+
+    def rule(self, rule_id: str) -> ResolvedRule:
+        return self.rules[rule_id]
+
+    def enabled(self, rule_id: str) -> bool:
+        return self.rules[rule_id].enabled
