@@ -1,0 +1,43 @@
+# Bootstraps everything from python3: the venv, pinned packages (constraints.txt).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEV_CERTS := certs/dev
+
+.PHONY: venv test lint typecheck unit run certs bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed; installing python3-venv"; \
+	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest -q -n 2
+
+test: lint typecheck unit
+
+$(DEV_CERTS)/tls.crt: | venv
+	$(BIN)/jobguard certs generate --service jobguard --namespace jobguard --dev --out-dir $(DEV_CERTS) >/dev/null
+
+certs: $(DEV_CERTS)/tls.crt
+
+run: venv certs
+	$(BIN)/jobguard serve --host 127.0.0.1 --port 8443 \
+	  --tls-cert-file $(DEV_CERTS)/tls.crt --tls-private-key-file $(DEV_CERTS)/tls.key
+
+bench: venv
+	$(BIN)/python bench/bench_validate.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

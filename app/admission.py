@@ -1,0 +1,225 @@
+"""The AdmissionReview wire contract: body -> validators.Request, Verdict -> response body.
+
+Only shape handling lives here; every decision comes from `validators.evaluate`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from validators import (
+    Enforcement,
+    Operation,
+    Request,
+    Requester,
+    Settings,
+    Verdict,
+    Violation,
+    evaluate,
+)
+
+log = logging.getLogger("jobguard.admission")
+
+REVIEW_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+RESOURCE_KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
+MAX_WARNING_CHARS = 256
+
+
+class BadReview(ValueError):
+    """A body that is not a usable AdmissionReview (answered with HTTP 400)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedReview:
+    api_version: str
+    uid: str
+    request: Request
+    raw_request: dict[str, Any]
+
+
+def _str_field(request: dict[str, Any], key: str) -> str:
+    value = request.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadReview(f"request.{key} must be a string")
+    return value
+
+
+def _gvr(request: dict[str, Any]) -> tuple[str, str, str]:
+    resource = request.get("resource")
+    if resource is None:
+        return "", "", ""
+    if not isinstance(resource, dict):
+        raise BadReview("request.resource must be an object")
+    parts = tuple(resource.get(k) or "" for k in ("group", "version", "resource"))
+    if not all(isinstance(p, str) for p in parts):
+        raise BadReview("request.resource fields must be strings")
+    return parts  # type: ignore[return-value]
+
+
+def _requester(request: dict[str, Any]) -> Requester:
+    info = request.get("userInfo")
+    if info is None:
+        return Requester()
+    if not isinstance(info, dict):
+        raise BadReview("request.userInfo must be an object")
+    username = info.get("username") or ""
+    groups = info.get("groups") or []
+    if not isinstance(username, str) or not isinstance(groups, list) or not all(
+        isinstance(g, str) for g in groups
+    ):
+        raise BadReview("request.userInfo has a username or groups of the wrong type")
+    return Requester(username, tuple(groups))
+
+
+def parse_review(body: bytes) -> ParsedReview:
+    """Read an AdmissionReview body, or raise BadReview with a one-line reason."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadReview(f"body is not valid JSON: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise BadReview("body must be a JSON object (an AdmissionReview)")
+    api_version = data.get("apiVersion")
+    if api_version not in REVIEW_VERSIONS:
+        raise BadReview(
+            f"apiVersion must be one of {', '.join(REVIEW_VERSIONS)}, got {api_version!r}"
+        )
+    if data.get("kind") != "AdmissionReview":
+        raise BadReview(f"kind must be AdmissionReview, got {data.get('kind')!r}")
+    request = data.get("request")
+    if not isinstance(request, dict):
+        raise BadReview("AdmissionReview has no request object")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadReview("request.uid is missing or not a string")
+    operation_text = _str_field(request, "operation")
+    try:
+        operation = Operation(operation_text)
+    except ValueError:
+        raise BadReview(
+            f"request.operation must be CREATE, UPDATE, DELETE or CONNECT, got {operation_text!r}"
+        ) from None
+    group, version, resource = _gvr(request)
+    kind = RESOURCE_KINDS.get(resource, "") if (group, version) == ("batch", "v1") else ""
+    dry_run = request.get("dryRun")
+    parsed_request = Request(
+        kind=kind or f"{group}/{version}/{resource}",
+        operation=operation,
+        object=request.get("object"),
+        old_object=request.get("oldObject"),
+        subresource=_str_field(request, "subResource"),
+        namespace=_str_field(request, "namespace"),
+        name=_str_field(request, "name"),
+        requester=_requester(request),
+        dry_run=dry_run is True,
+    )
+    return ParsedReview(api_version, uid, parsed_request, request)
+
+
+def _aggregate(messages: list[str]) -> str:
+    unique = list(dict.fromkeys(messages))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+def invalid_status(kind: str, name: str, denials: list[Violation]) -> dict[str, Any]:
+    """The metav1.Status the API server returns for an invalid object (NewInvalid)."""
+    errors = [v.error for v in denials]
+    return {
+        "status": "Failure",
+        "message": f'{kind}.batch "{name}" is invalid: '
+        + _aggregate([e.message() for e in errors]),
+        "reason": "Invalid",
+        "details": {
+            "name": name,
+            "group": "batch",
+            "kind": kind,
+            "causes": [
+                {"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors
+            ],
+        },
+        "code": 422,
+    }
+
+
+def bad_object_status(kind: str, name: str, field: str, reason: str) -> dict[str, Any]:
+    where = f"{field}: " if field else ""
+    return {
+        "status": "Failure",
+        "message": f'{kind}.batch "{name}" could not be read: {where}{reason}',
+        "reason": "BadRequest",
+        "details": {
+            "name": name,
+            "group": "batch",
+            "kind": kind,
+            "causes": [{"reason": "FieldValueInvalid", "message": reason, "field": field}],
+        },
+        "code": 400,
+    }
+
+
+def _warning(v: Violation) -> str:
+    text = f"{v.error.rule} {v.error.message()}"
+    return text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 3] + "..."
+
+
+def response_for(verdict: Verdict) -> dict[str, Any]:
+    """The AdmissionResponse fields (without uid) for a verdict."""
+    response: dict[str, Any] = {"allowed": verdict.allowed}
+    if verdict.decode_error is not None:
+        err = verdict.decode_error
+        response["status"] = bad_object_status(verdict.kind, verdict.name, err.field, err.reason)
+        return response
+    denials = verdict.denials
+    if denials:
+        response["status"] = invalid_status(verdict.kind, verdict.name, denials)
+    warnings = [_warning(v) for v in verdict.unique(Enforcement.WARN)]
+    if warnings:
+        response["warnings"] = warnings
+    dryrun = verdict.unique(Enforcement.DRYRUN)
+    if dryrun:
+        response["auditAnnotations"] = {
+            "dryrun-violations": "; ".join(f"{v.error.rule} {v.error.message()}" for v in dryrun)
+        }
+    return response
+
+
+def review(parsed: ParsedReview, settings: Settings) -> tuple[dict[str, Any], Verdict]:
+    """Judge a parsed review; returns the response AdmissionReview and the verdict."""
+    verdict = evaluate(parsed.request, settings)
+    response = {"uid": parsed.uid, **response_for(verdict)}
+    body = {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
+    return body, verdict
+
+
+def review_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any], Verdict | None]:
+    """HTTP status, JSON body and verdict for a raw request body. Never raises."""
+    try:
+        parsed = parse_review(body)
+    except BadReview as exc:
+        return 400, {"error": str(exc)}, None
+    try:
+        out, verdict = review(parsed, settings)
+    except Exception:  # a bug must not become a 5xx: deny with a clear, traceback-free reason
+        log.exception("internal error judging request uid=%s", parsed.uid)
+        out = {
+            "apiVersion": parsed.api_version,
+            "kind": "AdmissionReview",
+            "response": {
+                "uid": parsed.uid,
+                "allowed": False,
+                "status": {
+                    "status": "Failure",
+                    "message": "jobguard could not judge this object (internal error, logged)",
+                    "reason": "BadRequest",
+                    "code": 400,
+                },
+            },
+        }
+        return 200, out, None
+    return 200, out, verdict
