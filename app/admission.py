@@ -70,8 +70,10 @@ def _requester(request: dict[str, Any]) -> Requester:
         raise BadReview("request.userInfo must be an object")
     username = info.get("username") or ""
     groups = info.get("groups") or []
-    if not isinstance(username, str) or not isinstance(groups, list) or not all(
-        isinstance(g, str) for g in groups
+    if (
+        not isinstance(username, str)
+        or not isinstance(groups, list)
+        or not all(isinstance(g, str) for g in groups)
     ):
         raise BadReview("request.userInfo has a username or groups of the wrong type")
     return Requester(username, tuple(groups))

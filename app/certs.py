@@ -36,7 +36,11 @@ def dns_names(service: str, namespace: str) -> list[str]:
 
 
 def generate(
-    service: str, namespace: str, out_dir: Path, days: int = 365, dev: bool = False,
+    service: str,
+    namespace: str,
+    out_dir: Path,
+    days: int = 365,
+    dev: bool = False,
     force: bool = False,
 ) -> GeneratedCerts:
     """Write ca.crt, tls.crt and tls.key (0600) under out_dir; refuse to overwrite unless force."""
@@ -48,7 +52,9 @@ def generate(
     now = datetime.datetime.now(datetime.UTC)
     not_after = now + datetime.timedelta(days=days)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"jobguard-ca {service}.{namespace}")])
+    ca_name = x509.Name(
+        [x509.NameAttribute(NameOID.COMMON_NAME, f"jobguard-ca {service}.{namespace}")]
+    )
     ca_cert = (
         x509.CertificateBuilder()
         .subject_name(ca_name)
@@ -59,10 +65,17 @@ def generate(
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
-            x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                          content_commitment=False, key_encipherment=False,
-                          data_encipherment=False, key_agreement=False, encipher_only=False,
-                          decipher_only=False),
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
             critical=True,
         )
         .sign(ca_key, hashes.SHA256())
@@ -73,7 +86,9 @@ def generate(
         sans += [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
     cert = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{service}.{namespace}.svc")]))
+        .subject_name(
+            x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{service}.{namespace}.svc")])
+        )
         .issuer_name(ca_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())

@@ -60,7 +60,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     except BadReview as exc:
         print(f"jobguard: {args.file}: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
-    out, verdict = review(parsed, settings)
+    out, _verdict = review(parsed, settings)
     sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
     return EXIT_ALLOWED if out["response"]["allowed"] else EXIT_DENIED
 
@@ -69,8 +69,9 @@ def cmd_certs_generate(args: argparse.Namespace) -> int:
     from app.certs import generate
 
     try:
-        paths = generate(args.service, args.namespace, Path(args.out_dir), args.days, args.dev,
-                         args.force)
+        paths = generate(
+            args.service, args.namespace, Path(args.out_dir), args.days, args.dev, args.force
+        )
     except FileExistsError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -79,7 +80,9 @@ def cmd_certs_generate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jobguard", description="Admission webhook for batch/v1 Jobs")
+    parser = argparse.ArgumentParser(
+        prog="jobguard", description="Admission webhook for batch/v1 Jobs"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve /validate")

@@ -83,7 +83,9 @@ def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     for part in loc:
         if isinstance(node, yaml.MappingNode):
             match = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
             match = node.value[part]
         else:
             match = None

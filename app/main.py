@@ -6,8 +6,9 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import orjson
 from fastapi import FastAPI, Request
-from fastapi.responses import ORJSONResponse, PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response
 
 from app.admission import review_body
 from app.config import FileConfig, load_config
@@ -16,6 +17,10 @@ log = logging.getLogger("jobguard")
 
 # Two full Job objects plus the review envelope stay far below this (etcd caps objects at 1.5 MiB).
 MAX_BODY_BYTES = 4 * 1024 * 1024
+
+
+def _json(payload: object, status: int) -> Response:
+    return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
 
 
 def create_app(config: FileConfig | None = None) -> FastAPI:
@@ -38,9 +43,9 @@ def create_app(config: FileConfig | None = None) -> FastAPI:
     async def validate(request: Request) -> Response:
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
-            return ORJSONResponse({"error": "body exceeds 4 MiB"}, status_code=413)
+            return _json({"error": "body exceeds 4 MiB"}, 413)
         status, payload, _ = review_body(body, app.state.settings)
-        return ORJSONResponse(payload, status_code=status)
+        return _json(payload, status)
 
     @app.get("/healthz")
     async def healthz() -> Response:

@@ -8,10 +8,10 @@ are not enforced upstream and are off unless configured.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Enforcement(str, Enum):
+class Enforcement(StrEnum):
     DENY = "deny"
     WARN = "warn"
     DRYRUN = "dryrun"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from validators.lifecycle import JobState, Transition
@@ -11,7 +11,7 @@ from validators.model import CronJob, Job
 from validators.versions import Semantics
 
 
-class Operation(str, Enum):
+class Operation(StrEnum):
     CREATE = "CREATE"
     UPDATE = "UPDATE"
     DELETE = "DELETE"

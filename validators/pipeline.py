@@ -189,6 +189,8 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         judged = False
     if request.kind == "Job" and request.subresource not in ("", "status"):
         judged = False
+    if request.subresource == "status" and request.operation is not Operation.UPDATE:
+        judged = False
     if not judged:
         return Verdict(request.kind, name, judged=False)
     try:

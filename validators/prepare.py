@@ -107,6 +107,8 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     if not metadata.get("uid") and old_meta.get("uid"):
         # A manifest applied over a stored object keeps what the server generated.
         metadata["uid"] = old_meta["uid"]
+        if not metadata.get("name") and old_meta.get("name"):
+            metadata["name"] = old_meta["name"]
         prepared["metadata"] = metadata
         spec = _dict(new.get("spec"))
         old_spec = _dict(old.get("spec"))

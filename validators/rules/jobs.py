@@ -237,4 +237,4 @@ def scheduling_directives_changed(old_raw: dict[str, Any], new_raw: dict[str, An
     old_template = _get(old_raw, "spec", "template") or {}
     new_template = _get(new_raw, "spec", "template") or {}
     overlaid = _overlay_scheduling(old_template, new_template)
-    return normalize(overlaid) != normalize(old_template)
+    return bool(normalize(overlaid) != normalize(old_template))

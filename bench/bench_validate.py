@@ -1,0 +1,138 @@
+"""Throughput of the admission pipeline, as a ratio against JSON decoding in the same run.
+
+Run: `make bench` (or `.venv/bin/python bench/bench_validate.py [--seconds S]`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from app.admission import review_body
+from validators import Settings
+
+
+def _job(i: int) -> dict[str, Any]:
+    uid = f"00000000-0000-4000-8000-{i:012d}"
+    name = f"job-{i}"
+    labels = {
+        "controller-uid": uid,
+        "batch.kubernetes.io/controller-uid": uid,
+        "job-name": name,
+        "batch.kubernetes.io/job-name": name,
+        "kueue.x-k8s.io/queue-name": "team-a",
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "team-a", "uid": uid, "labels": labels},
+        "spec": {
+            "completions": 64,
+            "parallelism": 64,
+            "completionMode": "Indexed",
+            "backoffLimit": 6,
+            "suspend": True,
+            "podReplacementPolicy": "TerminatingOrFailed",
+            "successPolicy": {
+                "rules": [{"succeededIndexes": "0-31,40,42-63", "succeededCount": 50}]
+            },
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}},
+            "template": {
+                "metadata": {"labels": labels, "annotations": {"kueue.x-k8s.io/podset": "main"}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                    "tolerations": [
+                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                    ],
+                    "containers": [
+                        {
+                            "name": "trainer",
+                            "image": "registry.example/trainer:1.2",
+                            "args": ["--epochs", "10"],
+                            "env": [{"name": "X", "value": "1"}],
+                            "resources": {
+                                "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"},
+                                "limits": {"nvidia.com/gpu": "1"},
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+        "status": {},
+    }
+
+
+def _review(obj: Any, old: Any, operation: str, sub: str = "") -> bytes:
+    request = {
+        "uid": "u",
+        "operation": operation,
+        "name": obj["metadata"]["name"],
+        "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
+        "subResource": sub,
+        "userInfo": {"username": "u"},
+        "object": obj,
+        "oldObject": old,
+    }
+    return orjson.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+    )
+
+
+def bodies(n: int) -> list[bytes]:
+    out = []
+    for i in range(n):
+        job = _job(i)
+        kind = i % 3
+        if kind == 0:
+            out.append(_review(job, None, "CREATE"))
+        elif kind == 1:
+            new = copy.deepcopy(job)
+            new["spec"]["suspend"] = False
+            new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
+            out.append(_review(new, job, "UPDATE"))
+        else:
+            old = copy.deepcopy(job)
+            old["status"] = {
+                "active": 64,
+                "startTime": "2026-01-01T00:00:00Z",
+                "completedIndexes": "0-9",
+            }
+            new = copy.deepcopy(old)
+            new["status"]["completedIndexes"] = "0-19"
+            new["status"]["succeeded"] = 20
+            out.append(_review(new, old, "UPDATE", "status"))
+    return out
+
+
+def rate(fn: Callable[[bytes], object], items: list[bytes], seconds: float) -> float:
+    done = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for body in items:
+            fn(body)
+        done += len(items)
+    return done / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=2.0)
+    args = parser.parse_args()
+    items = bodies(300)
+    settings = Settings()
+    baseline = rate(orjson.loads, items, args.seconds)
+    pipeline = rate(lambda b: review_body(b, settings), items, args.seconds)
+    print(f"baseline orjson.loads:        {baseline:12.0f} reviews/s")
+    print(f"review_body (full pipeline):  {pipeline:12.0f} reviews/s")
+    print(f"pipeline cost / decode cost:  {baseline / pipeline:12.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""`jobguard review` and `serve` start-up, and parity between review and /validate."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import main
+from app.main import create_app
+from tests.builders import START, cond, job, with_status
+from tests.reviews import review
+
+
+def _write(tmp_path: Path, body: dict, name: str = "review.json") -> Path:
+    path = tmp_path / name
+    path.write_bytes(orjson.dumps(body))
+    return path
+
+
+def bad_job() -> dict:
+    return job(
+        completionMode="Indexed",
+        completions=2,
+        parallelism=2,
+        successPolicy={"rules": [{"succeededIndexes": "3,1"}]},
+    )
+
+
+def test_review_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["review", str(_write(tmp_path, review(job())))]) == 0
+    assert orjson.loads(capsys.readouterr().out)["response"]["allowed"] is True
+    assert main(["review", str(_write(tmp_path, review(bad_job())))]) == 1
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["response"]["status"]["details"]["causes"][0]["field"] == (
+        "spec.successPolicy.rules[0].succeededIndexes"
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    assert main(["review", str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["review", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_review_reads_stdin() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "app.cli", "review", "-"],
+        input=orjson.dumps(review(bad_job())),
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert orjson.loads(proc.stdout)["response"]["allowed"] is False
+
+
+def _parity_cases() -> list[dict]:
+    running = with_status(job(), startTime=START, active=1)
+    edited = copy.deepcopy(running)
+    edited["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a"}
+    complete_without_time = with_status(
+        running, active=0, conditions=[cond("SuccessCriteriaMet"), cond("Complete")]
+    )
+    cronjob = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "c"},
+        "spec": {
+            "schedule": "* * * * *",
+            "jobTemplate": {
+                "spec": {
+                    "successPolicy": {"rules": [{"succeededCount": 1}]},
+                    "template": {"spec": {"restartPolicy": "Never", "containers": []}},
+                }
+            },
+        },
+    }
+    broken = job()
+    broken["spec"]["suspend"] = "yes"
+    return [
+        review(job()),
+        review(bad_job()),
+        review(edited, running, "UPDATE"),
+        review(complete_without_time, running, "UPDATE", sub="status"),
+        review(cronjob, resource="cronjobs"),
+        review(broken),
+        review(bad_job(), version="v1beta1"),
+    ]
+
+
+@pytest.mark.parametrize("body", _parity_cases())
+def test_review_and_validate_give_identical_responses(
+    tmp_path: Path, body: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["review", str(_write(tmp_path, body))])
+    from_cli = orjson.loads(capsys.readouterr().out)
+    with TestClient(create_app()) as client:
+        from_http = client.post("/validate", json=body).json()
+    assert from_cli == from_http
+
+
+def test_serve_refuses_unknown_version(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("# jobguard\nkubernetesVersion: '1.32'\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve", "--config", str(config), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, "JOBGUARD_CONFIG": ""},
+    )
+    assert proc.returncode == 2
+    assert f"{config}:2: kubernetesVersion" in proc.stderr
+    assert '"1.33", "1.34", "1.35", "1.36"' in proc.stderr
+
+
+def test_certs_generate_refuses_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "certs",
+        "generate",
+        "--service",
+        "jobguard",
+        "--namespace",
+        "ns",
+        "--out-dir",
+        str(tmp_path),
+    ]
+    assert main(args) == 0
+    assert capsys.readouterr().out.strip()
+    assert (tmp_path / "tls.key").stat().st_mode & 0o777 == 0o600
+    assert main(args) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main([*args, "--force"]) == 0

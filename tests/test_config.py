@@ -1,0 +1,50 @@
+"""The configuration file: versions, rule overrides, errors with key path and line."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.config import ConfigError, parse_config
+from validators import Enforcement
+
+
+def test_defaults() -> None:
+    settings = parse_config("").to_settings()
+    assert settings.semantics.version == "1.35"
+    assert settings.enabled("TM-001") and not settings.enabled("NE-001")
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])
+def test_supported_versions(version: str) -> None:
+    assert (
+        parse_config(f"kubernetesVersion: '{version}'").to_settings().semantics.version == version
+    )
+
+
+@pytest.mark.parametrize("value", ["'1.32'", "'1.37'", "1.35", "latest"])
+def test_unsupported_version_names_accepted_values(value: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(f"kubernetesVersion: {value}\n", "cfg.yaml")
+    assert str(info.value).startswith("cfg.yaml:1: kubernetesVersion: ")
+    assert 'accepted values are "1.33", "1.34", "1.35", "1.36"' in str(info.value)
+
+
+def test_rule_overrides_with_globs_and_exact_ids() -> None:
+    settings = parse_config(
+        "rules:\n  'ST-*': {enforcement: warn}\n  ST-001: {enforcement: deny}\n"
+        "  NE-001: {enabled: true}\n"
+    ).to_settings()
+    assert settings.rule("ST-002").enforcement is Enforcement.WARN
+    assert settings.rule("ST-001").enforcement is Enforcement.DENY
+    assert settings.enabled("NE-001")
+
+
+def test_errors_name_key_path_and_line() -> None:
+    with pytest.raises(ConfigError, match=r"^c.yaml:3: rules.NE-001.enabled: "):
+        parse_config("kubernetesVersion: '1.35'\nrules:\n  NE-001: {enabled: 'maybe'}\n", "c.yaml")
+    with pytest.raises(ConfigError, match=r"^c.yaml:1: bogus: Extra inputs"):
+        parse_config("bogus: 1\n", "c.yaml")
+    with pytest.raises(ConfigError, match="matches no rule ID"):
+        parse_config("rules:\n  XX-*: {enabled: false}\n", "c.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        parse_config("rules: [\n", "c.yaml")
