@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -295,7 +296,12 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         deadline = time.monotonic() + 20
         while True:
             try:
-                if httpx.get(f"{url}/readyz", verify=str(certs.ca_crt)).status_code == 200:
+                if (
+                    httpx.get(
+                        f"{url}/readyz", verify=ssl.create_default_context(cafile=str(certs.ca_crt))
+                    ).status_code
+                    == 200
+                ):
                     break
             except httpx.TransportError:
                 pass
@@ -311,7 +317,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
 def test_tls_server_judges_reviews(tls_server: tuple[str, Path]) -> None:
     url, ca = tls_server
-    with httpx.Client(verify=str(ca), timeout=5) as http:
+    with httpx.Client(verify=ssl.create_default_context(cafile=str(ca)), timeout=5) as http:
         ok = http.post(f"{url}/validate?timeout=5s", json=review(job()))
         assert ok.status_code == 200 and ok.json()["response"]["allowed"] is True
         denied = http.post(f"{url}/validate?timeout=5s", json=review(bad_policy_job()))
