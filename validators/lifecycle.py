@@ -33,8 +33,10 @@ class Phase(Enum):
 class JobState:
     suspend: bool
     """`spec.suspend` (defaulted false)."""
-    suspended_condition: bool | None
-    """Value of the `Suspended` condition: True, False, or None when absent or Unknown."""
+    suspended_true: bool
+    """Some `Suspended` condition entry has status True."""
+    suspended_false: bool
+    """Some `Suspended` condition entry has status False (duplicates are not rejected upstream)."""
     has_suspended_condition: bool
     suspended_condition_count: int
     started: bool
@@ -52,19 +54,19 @@ class JobState:
     @classmethod
     def of(cls, job: Job) -> JobState:
         true_types: set[str] = set()
-        suspended_value: bool | None = None
+        suspended_false = False
         suspended_count = 0
         for condition in job.status.conditions or ():
             if condition.status == "True":
                 true_types.add(condition.type)
             if condition.type == SUSPENDED:
                 suspended_count += 1
-                if condition.status in ("True", "False") and suspended_value is not True:
-                    suspended_value = condition.status == "True"
+                suspended_false = suspended_false or condition.status == "False"
         status = job.status
         return cls(
             suspend=bool(job.spec.suspend),
-            suspended_condition=suspended_value,
+            suspended_true=SUSPENDED in true_types,
+            suspended_false=suspended_false,
             has_suspended_condition=suspended_count > 0,
             suspended_condition_count=suspended_count,
             started=status.start_time is not None,
@@ -78,6 +80,13 @@ class JobState:
             indexed=job.spec.completion_mode == INDEXED,
             managed_by=job.spec.managed_by,
         )
+
+    @property
+    def suspended_condition(self) -> bool | None:
+        """True if Suspended=True, else False if Suspended=False, else None (absent/Unknown)."""
+        if self.suspended_true:
+            return True
+        return False if self.suspended_false else None
 
     @property
     def never_started(self) -> bool:
@@ -116,7 +125,7 @@ class JobState:
         """KEP-5440 predicate P: suspended, never started or fully stopped, no active pods."""
         return (
             self.suspend
-            and (not self.started or self.suspended_condition is True)
+            and (not self.started or self.suspended_true)
             and self.active == 0
         )
 
@@ -162,9 +171,10 @@ def classify(
         old_start, new_start = old_job.status.start_time, new_job.status.start_time
         if old_start is not None and new_start != old_start:
             result |= Transition.START_TIME_RESET
-    if new.suspended_condition is True and old.suspended_condition is not True:
+    if new.suspended_true and not old.suspended_true:
         result |= Transition.SUSPENDED_CONDITION_SET
-    if old.suspended_condition is True and new.suspended_condition is False:
+    if old.suspended_true and new.suspended_false:
+        # Upstream's "resuming": old has Suspended=True, new has a Suspended=False entry.
         result |= Transition.SUSPENDED_CONDITION_CLEARED
     if new.suspended_condition_count < old.suspended_condition_count:
         result |= Transition.SUSPENDED_CONDITION_REMOVED

@@ -83,7 +83,7 @@ def status_options(ctx: JobContext) -> StatusOptions:
     completion_changed = new.status.completion_time != old.status.completion_time
     uncounted_changed = _uncounted(ctx.new_raw) != _uncounted(ctx.old_raw)
     suspended_zero = newest and spec.suspend is True and spec.completions == 0
-    resuming = newest and os_.suspended_condition is True and ns.suspended_condition is False
+    resuming = newest and os_.suspended_true and ns.suspended_false
     return StatusOptions(
         reject_decreasing_succeeded=not indexed or spec.completions != spec.parallelism,
         reject_decreasing_failed=True,
@@ -298,7 +298,7 @@ def check_status(ctx: JobContext) -> list[FieldError]:
                 "cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
             )
         )
-    if opts.reject_finished_with_active_pods and state.finished and state.active != 0:
+    if opts.reject_finished_with_active_pods and state.finished and state.active > 0:
         errors.append(
             invalid("ST-030", "status.active", state.active, "active>0 is invalid for finished job")
         )
@@ -322,7 +322,7 @@ def check_status(ctx: JobContext) -> list[FieldError]:
             )
         )
     errors += _index_errors(ctx, opts)
-    if opts.reject_finished_with_terminating and state.finished and (state.terminating or 0) != 0:
+    if opts.reject_finished_with_terminating and state.finished and (state.terminating or 0) > 0:
         errors.append(
             invalid(
                 "ST-041",

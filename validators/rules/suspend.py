@@ -128,7 +128,7 @@ def check_suspend_status(ctx: JobContext) -> list[FieldError]:
         )
         if now and not was
     ]
-    if newly_terminal and new.suspended_condition is True:
+    if newly_terminal and new.suspended_true:
         errors.append(
             forbidden(
                 "NE-008",
