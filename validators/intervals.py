@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 _ATOI = re.compile(r"\+?[0-9]+")
 _INT64_MAX = 2**63 - 1
+_INT64_DIGITS = len(str(_INT64_MAX))
 
 
 class IndexParseError(ValueError):
@@ -33,10 +34,11 @@ def _atoi(part: str) -> int:
     # Go's Atoi: optional '+', ASCII digits only, must fit int64. Python's int() is too lenient.
     if _ATOI.fullmatch(part) is None:
         raise IndexParseError(f'cannot convert string to integer for index: "{part}"')
-    value = int(part)
-    if value > _INT64_MAX:
+    # Strip zeros first: int() refuses very long digit strings, Go accepts any run of zeros.
+    digits = part.lstrip("+").lstrip("0") or "0"
+    if len(digits) > _INT64_DIGITS or int(digits) > _INT64_MAX:
         raise IndexParseError(f'cannot convert string to integer for index: "{part}"')
-    return value
+    return int(digits)
 
 
 def _parse_fragment(fragment: str, completions: int) -> Interval:

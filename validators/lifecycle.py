@@ -123,11 +123,7 @@ class JobState:
     @property
     def safely_suspended(self) -> bool:
         """KEP-5440 predicate P: suspended, never started or fully stopped, no active pods."""
-        return (
-            self.suspend
-            and (not self.started or self.suspended_true)
-            and self.active == 0
-        )
+        return self.suspend and (not self.started or self.suspended_true) and self.active == 0
 
 
 class Transition(Flag):

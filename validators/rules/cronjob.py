@@ -25,7 +25,7 @@ def check_cronjob(ctx: CronJobContext) -> list[FieldError]:
     spec = ctx.new.spec.job_template.spec
     raw_spec = ctx.new_raw.get("spec", {}).get("jobTemplate", {}).get("spec", {})
     raw_spec = raw_spec if isinstance(raw_spec, dict) else {}
-    errors: list[FieldError] = []
+    errors = [_as_cronjob_rule(e) for e in check_job_spec(spec, raw_spec, PATH, defaulted=False)]
     if raw_spec.get("selector") is not None:
         errors.append(
             invalid(
@@ -37,5 +37,4 @@ def check_cronjob(ctx: CronJobContext) -> list[FieldError]:
         )
     if spec.manual_selector is True:
         errors.append(not_supported("CJ-003", f"{PATH}.manualSelector", True, ["nil", "false"]))
-    errors += [_as_cronjob_rule(e) for e in check_job_spec(spec, raw_spec, PATH)]
     return errors

@@ -63,7 +63,24 @@ def _managed_by(spec: JobSpec, path: str) -> list[FieldError]:
                 'must be a domain-prefixed path (such as "acme.io/foo")',
             )
         )
-    elif len(domain) > 253 or _DNS1123_SUBDOMAIN.fullmatch(domain) is None:
+    else:
+        errors += _managed_by_parts(field_path, domain, rest)
+    if len(value) > MAX_MANAGED_BY_LENGTH:
+        errors.append(
+            FieldError(
+                "JS-006",
+                field_path,
+                ErrorType.TOO_LONG,
+                f"may not be more than {MAX_MANAGED_BY_LENGTH} bytes",
+            )
+        )
+    return errors
+
+
+def _managed_by_parts(field_path: str, domain: str, rest: str) -> list[FieldError]:
+    """IsDomainPrefixedPath: the host and the path are each checked."""
+    errors: list[FieldError] = []
+    if len(domain) > 253 or _DNS1123_SUBDOMAIN.fullmatch(domain) is None:
         errors.append(
             invalid(
                 "JS-006",
@@ -74,17 +91,8 @@ def _managed_by(spec: JobSpec, path: str) -> list[FieldError]:
                 "an alphanumeric character",
             )
         )
-    elif _HTTP_PATH.fullmatch(rest) is None:
+    if _HTTP_PATH.fullmatch(rest) is None:
         errors.append(invalid("JS-006", field_path, rest, "Invalid path"))
-    if len(value) > MAX_MANAGED_BY_LENGTH:
-        errors.append(
-            FieldError(
-                "JS-006",
-                field_path,
-                ErrorType.TOO_LONG,
-                f"may not be more than {MAX_MANAGED_BY_LENGTH} bytes",
-            )
-        )
     return errors
 
 
@@ -201,12 +209,19 @@ def _restart_policy(spec: JobSpec, path: str) -> list[FieldError]:
     return []
 
 
-def check_job_spec(spec: JobSpec, raw_spec: dict[str, Any], path: str) -> list[FieldError]:
-    """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order."""
+def check_job_spec(
+    spec: JobSpec, raw_spec: dict[str, Any], path: str, *, defaulted: bool = True
+) -> list[FieldError]:
+    """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order.
+
+    `defaulted` is False for CronJob templates, which the Job defaulter never touches.
+    """
     errors = _non_negative_counts(spec, path)
     errors += _managed_by(spec, path)
     errors += _completion_mode(spec, path)
-    errors += check_pod_failure_policy(spec, raw_spec.get("podFailurePolicy"), path)
+    errors += check_pod_failure_policy(
+        spec, raw_spec.get("podFailurePolicy"), path, defaulted=defaulted
+    )
     errors += check_success_policy(spec, raw_spec.get("successPolicy"), path)
     errors += _pod_replacement_policy(spec, path)
     errors += _restart_policy(spec, path)

@@ -72,7 +72,7 @@ def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldE
                 len(values),
             )
         )
-    else:
+    if values:
         seen: set[int] = set()
         previous: int | None = None
         ordered = True
@@ -96,7 +96,7 @@ def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldE
     return errors
 
 
-def _pod_conditions(conditions: list[Any], path: str) -> list[FieldError]:
+def _pod_conditions(conditions: list[Any], path: str, defaulted: bool) -> list[FieldError]:
     errors: list[FieldError] = []
     if len(conditions) > MAX_POD_CONDITIONS:
         errors.append(
@@ -115,8 +115,10 @@ def _pod_conditions(conditions: list[Any], path: str) -> list[FieldError]:
         ctype = condition.get("type", "")
         if isinstance(ctype, str) and (problem := qualified_name_problem(ctype)) is not None:
             errors.append(invalid(RULE, f"{cpath}.type", ctype, problem))
-        # Omitted status is defaulted to "True"; an explicit empty string is not.
-        status = condition.get("status", "True")
+        # The Job defaulter sets an empty status to "True"; CronJob templates are not defaulted.
+        status = condition.get("status") or ""
+        if defaulted and status == "":
+            status = "True"
         if status == "":
             errors.append(
                 required(RULE, f"{cpath}.status", f"valid values: {_go_quoted_list(_STATUSES)}")
@@ -126,7 +128,9 @@ def _pod_conditions(conditions: list[Any], path: str) -> list[FieldError]:
     return errors
 
 
-def check_pod_failure_policy(spec: JobSpec, raw_policy: Any, path: str) -> list[FieldError]:
+def check_pod_failure_policy(
+    spec: JobSpec, raw_policy: Any, path: str, *, defaulted: bool = True
+) -> list[FieldError]:
     if not isinstance(raw_policy, dict):
         return []
     rules_path = f"{path}.podFailurePolicy.rules"
@@ -168,7 +172,7 @@ def check_pod_failure_policy(spec: JobSpec, raw_policy: Any, path: str) -> list[
         if isinstance(exit_codes, dict):
             errors += _exit_codes(exit_codes, f"{rule_path}.onExitCodes", names)
         if isinstance(conditions, list):
-            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions")
+            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions", defaulted)
         if exit_codes is not None and conditions:
             errors.append(
                 invalid_omitted(
