@@ -5,6 +5,7 @@ Only shape handling lives here; every decision comes from `validators.evaluate`.
 
 from __future__ import annotations
 
+import base64
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import orjson
 
 from validators import (
+    RULES_BY_ID,
     Enforcement,
     Operation,
     Request,
@@ -20,13 +22,15 @@ from validators import (
     Verdict,
     Violation,
     evaluate,
+    mutate,
 )
 
 log = logging.getLogger("jobguard.admission")
 
 REVIEW_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 RESOURCE_KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
-MAX_WARNING_CHARS = 256
+# kubectl prints each warning on one line; the Kubernetes docs advise at most 120 characters.
+MAX_WARNING_CHARS = 120
 
 
 class BadReview(ValueError):
@@ -149,6 +153,27 @@ def invalid_status(kind: str, name: str, denials: list[Violation]) -> dict[str, 
     }
 
 
+def forbidden_status(kind: str, name: str, denials: list[Violation]) -> dict[str, Any]:
+    """A 403 for policy denials: each line names the rule, the field and what to do instead."""
+    errors = [v.error for v in denials]
+    return {
+        "status": "Failure",
+        "message": f'{kind}.batch "{name}" is forbidden: '
+        + _aggregate([f"{e.rule} {e.message()}" for e in errors]),
+        "reason": "Forbidden",
+        "details": {
+            "name": name,
+            "group": "batch",
+            "kind": kind,
+            "causes": [
+                {"reason": e.type.reason, "message": f"{e.rule}: {e.body()}", "field": e.path}
+                for e in errors
+            ],
+        },
+        "code": 403,
+    }
+
+
 def bad_object_status(kind: str, name: str, field: str, reason: str) -> dict[str, Any]:
     where = f"{field}: " if field else ""
     return {
@@ -166,7 +191,7 @@ def bad_object_status(kind: str, name: str, field: str, reason: str) -> dict[str
 
 
 def _warning(v: Violation) -> str:
-    text = f"{v.error.rule} {v.error.message()}"
+    text = f"{v.error.rule} {v.error.path}: {v.error.detail or v.error.body()}"
     return text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 3] + "..."
 
 
@@ -179,15 +204,23 @@ def response_for(verdict: Verdict) -> dict[str, Any]:
         return response
     denials = verdict.denials
     if denials:
-        response["status"] = invalid_status(verdict.kind, verdict.name, denials)
+        # Upstream rules answer like the API server (422 Invalid); policy-only denials are 403.
+        if any(RULES_BY_ID[v.error.rule].upstream for v in denials):
+            response["status"] = invalid_status(verdict.kind, verdict.name, denials)
+        else:
+            response["status"] = forbidden_status(verdict.kind, verdict.name, denials)
     warnings = [_warning(v) for v in verdict.unique(Enforcement.WARN)]
     if warnings:
         response["warnings"] = warnings
-    dryrun = verdict.unique(Enforcement.DRYRUN)
-    if dryrun:
+    fired = verdict.unique()
+    if fired:
         response["auditAnnotations"] = {
-            "dryrun-violations": "; ".join(f"{v.error.rule} {v.error.message()}" for v in dryrun)
+            "violations": ",".join(
+                dict.fromkeys(f"{v.error.rule}={v.enforcement.value}" for v in fired)
+            )
         }
+    for v in verdict.unique(Enforcement.DRYRUN):
+        log.info("dryrun violation %s %s", v.error.rule, v.error.message())
     return response
 
 
@@ -225,3 +258,36 @@ def review_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any], V
         }
         return 200, out, None
     return 200, out, verdict
+
+
+def mutate_review(parsed: ParsedReview, settings: Settings) -> dict[str, Any]:
+    """The mutating webhook's answer: allowed, with a JSONPatch forcing spec.suspend or none."""
+    mutation = mutate(parsed.request, settings)
+    response: dict[str, Any] = {"uid": parsed.uid, "allowed": True}
+    if mutation.policy is not None:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(orjson.dumps(mutation.patch)).decode()
+        response["auditAnnotations"] = {"mutation": f"suspended by policy {mutation.policy.name}"}
+        response["warnings"] = [
+            f"spec.suspend set to true by policy '{mutation.policy.name}': "
+            "the queue controller resumes the Job"
+        ]
+    return {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
+
+
+def mutate_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any]]:
+    """HTTP status and JSON body for a raw /mutate request body. Never raises."""
+    try:
+        parsed = parse_review(body)
+    except BadReview as exc:
+        return 400, {"error": str(exc)}
+    try:
+        return 200, mutate_review(parsed, settings)
+    except Exception:  # never a 5xx: leave the object unchanged, /validate still judges it
+        log.exception("internal error mutating request uid=%s", parsed.uid)
+        response = {"uid": parsed.uid, "allowed": True}
+        return 200, {
+            "apiVersion": parsed.api_version,
+            "kind": "AdmissionReview",
+            "response": response,
+        }

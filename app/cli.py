@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from app.admission import BadReview, parse_review, review
+from app.admission import BadReview, mutate_review, parse_review, review
 from app.config import ConfigError, FileConfig, load_config
 
 log = logging.getLogger("jobguard")
@@ -38,7 +38,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not tls:
         log.warning("serving plain HTTP: the API server calls webhooks only over TLS")
     uvicorn.run(
-        create_app(config),
+        create_app(config, args.config),
         host=args.host,
         port=args.port,
         ssl_certfile=args.tls_cert_file if tls else None,
@@ -60,7 +60,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     except BadReview as exc:
         print(f"jobguard: {args.file}: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
-    out, _verdict = review(parsed, settings)
+    if args.mutate:
+        out = mutate_review(parsed, settings)
+    else:
+        out, _verdict = review(parsed, settings)
     sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
     return EXIT_ALLOWED if out["response"]["allowed"] else EXIT_DENIED
 
@@ -96,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     rev = sub.add_parser("review", help="judge one AdmissionReview JSON (file or -)")
     rev.add_argument("file", nargs="?", default="-")
     rev.add_argument("--config")
+    rev.add_argument("--mutate", action="store_true", help="answer as the mutating webhook")
     rev.set_defaults(func=cmd_review)
 
     certs = sub.add_parser("certs", help="certificates")

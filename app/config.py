@@ -14,11 +14,16 @@ from validators import (
     DEFAULT_VERSION,
     RULES_BY_ID,
     Enforcement,
+    Exemptions,
+    PolicySet,
     RuleOverride,
     Semantics,
     Settings,
+    Subjects,
+    SuspendPolicy,
     UnsupportedVersionError,
 )
+from validators.selectors import validate_selector
 
 CONFIG_ENV = "JOBGUARD_CONFIG"
 VERSION_ENV = "JOBGUARD_KUBERNETES_VERSION"
@@ -36,12 +41,105 @@ class RuleEntry(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SubjectsConfig(_Strict):
+    users: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
+    service_accounts: list[str] = Field(default_factory=list, alias="serviceAccounts")
+
+    @field_validator("service_accounts")
+    @classmethod
+    def _namespaced(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            namespace, sep, name = entry.partition(":")
+            if not sep or not namespace or not name or ":" in name:
+                raise ValueError(f'{entry!r} is not "namespace:name"')
+        return value
+
+    def to_subjects(self) -> Subjects:
+        return Subjects(tuple(self.users), tuple(self.groups), tuple(self.service_accounts))
+
+
+class ExemptionsConfig(SubjectsConfig):
+    namespaces: list[str] = Field(default_factory=list)
+
+    def to_exemptions(self) -> Exemptions:
+        return Exemptions(tuple(self.namespaces), self.to_subjects())
+
+
+class LabelSelectorRequirementConfig(_Strict):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class LabelSelectorConfig(_Strict):
+    match_labels: dict[str, str] | None = Field(None, alias="matchLabels")
+    match_expressions: list[LabelSelectorRequirementConfig] | None = Field(
+        None, alias="matchExpressions"
+    )
+
+    def as_selector(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+    @field_validator("match_expressions")
+    @classmethod
+    def _usable(
+        cls, value: list[LabelSelectorRequirementConfig] | None
+    ) -> list[LabelSelectorRequirementConfig] | None:
+        raw = {"matchExpressions": [r.model_dump(exclude_none=True) for r in value or []]}
+        problems = validate_selector("config", raw, "labelSelector")
+        if problems:
+            raise ValueError(problems[0].message())
+        return value
+
+
+class MatchConfig(_Strict):
+    namespaces: list[str] | None = None
+    label_selector: LabelSelectorConfig | None = Field(None, alias="labelSelector")
+
+
+class SuspendPolicyConfig(_Strict):
+    name: str = Field(min_length=1)
+    match: MatchConfig = Field(default_factory=MatchConfig)
+    force_suspend_on_create: bool = Field(False, alias="forceSuspendOnCreate")
+    controllers: SubjectsConfig = Field(default_factory=SubjectsConfig)
+    users_may_suspend: bool = Field(True, alias="usersMaySuspend")
+
+    def to_policy(self) -> SuspendPolicy:
+        selector = self.match.label_selector
+        return SuspendPolicy(
+            name=self.name,
+            namespaces=tuple(self.match.namespaces) if self.match.namespaces is not None else None,
+            label_selector=selector.as_selector() if selector is not None else None,
+            force_suspend_on_create=self.force_suspend_on_create,
+            controllers=self.controllers.to_subjects(),
+            users_may_suspend=self.users_may_suspend,
+        )
+
+
 class FileConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     kubernetes_version: str = Field(DEFAULT_VERSION, alias="kubernetesVersion")
     enforcement: Enforcement = Enforcement.DENY
     rules: dict[str, RuleEntry] = Field(default_factory=dict)
+    exemptions: ExemptionsConfig = Field(default_factory=ExemptionsConfig)
+    suspend_policies: list[SuspendPolicyConfig] = Field(
+        default_factory=list, alias="suspendPolicies"
+    )
+
+    @field_validator("suspend_policies")
+    @classmethod
+    def _unique_names(cls, value: list[SuspendPolicyConfig]) -> list[SuspendPolicyConfig]:
+        names = [p.name for p in value]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"policy names must be unique: {', '.join(duplicates)}")
+        return value
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod
@@ -73,6 +171,10 @@ class FileConfig(BaseModel):
             semantics=Semantics.for_version(self.kubernetes_version),
             enforcement=self.enforcement,
             overrides=overrides,
+            policies=PolicySet(
+                exemptions=self.exemptions.to_exemptions(),
+                policies=tuple(p.to_policy() for p in self.suspend_policies),
+            ),
         )
 
 
@@ -96,6 +198,13 @@ def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
+def _path_text(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(root)"
+
+
 def parse_config(text: str, source: str = "<config>") -> FileConfig:
     """Parse configuration text; ConfigError names the source, key path and line."""
     try:
@@ -114,7 +223,9 @@ def parse_config(text: str, source: str = "<config>") -> FileConfig:
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         loc = tuple(first["loc"])
-        path = ".".join(str(p) for p in loc) or "(root)"
+        if first["type"] == "missing":
+            loc = loc[:-1]
+        path = _path_text(tuple(first["loc"]))
         line = _line_of(root, loc)
         where = f"{source}:{line}" if line else source
         message = str(first["msg"]).removeprefix("Value error, ")

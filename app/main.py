@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,8 +13,10 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from app.admission import review_body
-from app.config import FileConfig, load_config
+from app.admission import mutate_body, review_body
+from app.config import CONFIG_ENV, FileConfig, load_config
+from app.reload import ConfigReloader
+from validators import Settings
 
 log = logging.getLogger("jobguard")
 
@@ -23,21 +28,41 @@ def _json(payload: object, status: int) -> Response:
     return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
 
 
-def create_app(config: FileConfig | None = None) -> FastAPI:
-    """Build the app; without `config` it is read from $JOBGUARD_CONFIG (or the defaults)."""
-    loaded = config if config is not None else load_config()
+def create_app(
+    config: FileConfig | None = None, config_path: str | None = None, reload_interval: float = 2.0
+) -> FastAPI:
+    """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
+    defaults; with a file, the file is watched and reloaded (see app.reload)."""
+    config_path = config_path or os.environ.get(CONFIG_ENV) or None
+    loaded = config if config is not None else load_config(config_path)
     settings = loaded.to_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        watcher = None
+        if app.state.reloader is not None:
+            watcher = asyncio.create_task(app.state.reloader.run())
         app.state.ready = True
         log.info("jobguard ready (kubernetesVersion %s)", settings.semantics.version)
-        yield
-        app.state.ready = False
+        try:
+            yield
+        finally:
+            app.state.ready = False
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
 
     app = FastAPI(title="jobguard", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.ready = False
     app.state.settings = settings
+
+    def apply(new_settings: Settings) -> None:
+        app.state.settings = new_settings
+
+    app.state.reloader = (
+        ConfigReloader(config_path, apply, reload_interval) if config_path else None
+    )
 
     @app.post("/validate")
     async def validate(request: Request) -> Response:
@@ -45,6 +70,14 @@ def create_app(config: FileConfig | None = None) -> FastAPI:
         if len(body) > MAX_BODY_BYTES:
             return _json({"error": "body exceeds 4 MiB"}, 413)
         status, payload, _ = review_body(body, app.state.settings)
+        return _json(payload, status)
+
+    @app.post("/mutate")
+    async def mutate(request: Request) -> Response:
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            return _json({"error": "body exceeds 4 MiB"}, 413)
+        status, payload = mutate_body(body, app.state.settings)
         return _json(payload, status)
 
     @app.get("/healthz")

@@ -11,7 +11,8 @@ from validators import Enforcement
 def test_defaults() -> None:
     settings = parse_config("").to_settings()
     assert settings.semantics.version == "1.35"
-    assert settings.enabled("TM-001") and not settings.enabled("NE-001")
+    assert settings.enabled("TM-001") and not settings.enabled("NE-003")
+    assert settings.enabled("NE-001") and settings.enabled("NE-002")
 
 
 @pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])

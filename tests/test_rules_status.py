@@ -24,6 +24,7 @@ from tests.builders import (
     with_status,
 )
 from validators.context import JobContext
+from validators.settings import RuleOverride
 
 EVEN_LATER = "2026-01-01T12:00:00Z"
 EARLIER = "2026-01-01T09:30:00Z"
@@ -783,7 +784,9 @@ def test_st033_resuming_exception_only_on_136(version, expected):
 def test_st033_resuming_seen_in_any_suspended_entry_on_136(new_conditions):
     # Upstream IsConditionFalse: *some* Suspended entry is False (duplicates are not rejected).
     new = with_status(RESUMED_SPEC, startTime=LATER, conditions=new_conditions)
-    assert causes(status_update(new, RESUMED_SPEC, settings(version="1.36"))) == []
+    # NE-002 (on by default) objects to a duplicated Suspended entry; only ST is judged here.
+    only_upstream = settings(version="1.36", NE_002=RuleOverride(enabled=False))
+    assert causes(status_update(new, RESUMED_SPEC, only_upstream)) == []
 
 
 @pytest.mark.parametrize(
@@ -792,7 +795,8 @@ def test_st033_resuming_seen_in_any_suspended_entry_on_136(new_conditions):
 )
 def test_st033_not_resuming_without_suspended_false_on_136(new_conditions):
     new = with_status(RESUMED_SPEC, startTime=LATER, conditions=new_conditions)
-    verdict = status_update(new, RESUMED_SPEC, settings(version="1.36"))
+    only_upstream = settings(version="1.36", NE_002=RuleOverride(enabled=False))
+    verdict = status_update(new, RESUMED_SPEC, only_upstream)
     assert causes(verdict) == [("ST-033", "status.startTime", INVALID)]
 
 

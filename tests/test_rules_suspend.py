@@ -20,6 +20,7 @@ from tests.builders import (
     enable,
     job,
     messages,
+    settings,
     status_update,
     update,
     with_status,
@@ -87,11 +88,19 @@ def settings_with(version: str = "1.35", **overrides: RuleOverride) -> Settings:
     )
 
 
-@pytest.mark.parametrize("rule", [f"NE-00{i}" for i in range(1, 10)])
+@pytest.mark.parametrize("rule", [f"NE-00{i}" for i in range(3, 10)])
 def test_ne_rules_are_policy_only_and_off_by_default(rule):
     assert RULES_BY_ID[rule].upstream is False
     assert Settings().enabled(rule) is False
     assert enable(rule).enabled(rule) is True
+
+
+@pytest.mark.parametrize("rule", ["NE-001", "NE-002"])
+def test_ne001_ne002_are_policy_rules_on_by_default(rule):
+    assert RULES_BY_ID[rule].upstream is False
+    assert Settings().enabled(rule) is True
+    disabled = Settings(overrides=((rule, RuleOverride(enabled=False)),))
+    assert disabled.enabled(rule) is False
 
 
 @pytest.mark.parametrize(
@@ -117,8 +126,9 @@ def test_ne_default_enforcement_when_enabled(rule, enforcement):
 
 
 @pytest.mark.parametrize("old", [DONE, FAILED_JOB], ids=["complete", "failed"])
-def test_ne001_suspending_finished_job_allowed_by_default(old):
-    verdict = update(with_spec(old, suspend=True), old)
+def test_ne001_suspending_finished_job_allowed_when_disabled(old):
+    disabled = settings(NE_001=RuleOverride(enabled=False))
+    verdict = update(with_spec(old, suspend=True), old, disabled)
     assert causes(verdict) == []
     assert verdict.allowed
 
@@ -145,9 +155,9 @@ def test_ne001_other_updates_of_finished_job_accepted():
 # --- NE-002 Suspended condition flipped to False, never removed or duplicated -------------------
 
 
-def test_ne002_removing_suspended_condition_allowed_by_default():
+def test_ne002_removing_suspended_condition_allowed_when_disabled():
     new = with_status(SUSPENDED_AFTER_RUN, conditions=[])
-    verdict = status_update(new, SUSPENDED_AFTER_RUN)
+    verdict = status_update(new, SUSPENDED_AFTER_RUN, settings(NE_002=RuleOverride(enabled=False)))
     assert causes(verdict) == []
     assert verdict.allowed
 

@@ -7,7 +7,8 @@ from validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
 from validators.context import Operation, Request, Requester
 from validators.errors import ErrorType, FieldError
 from validators.lifecycle import JobState, Phase, Transition, classify
-from validators.pipeline import Verdict, Violation, evaluate
+from validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
+from validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
 from validators.settings import RuleOverride, Settings
 from validators.versions import (
     DEFAULT_VERSION,
@@ -23,20 +24,26 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "Enforcement",
     "ErrorType",
+    "Exemptions",
     "FieldError",
     "JobState",
+    "Mutation",
     "Operation",
     "Phase",
+    "PolicySet",
     "Request",
     "Requester",
     "RuleInfo",
     "RuleOverride",
     "Semantics",
     "Settings",
+    "Subjects",
+    "SuspendPolicy",
     "Transition",
     "UnsupportedVersionError",
     "Verdict",
     "Violation",
     "classify",
     "evaluate",
+    "mutate",
 ]

@@ -27,6 +27,12 @@ class RuleInfo:
     default_enforcement: Enforcement = Enforcement.DENY
     alias_of: str | None = None
     """Another ID that reports this rule's errors (the same upstream check)."""
+    default_enabled: bool | None = None
+    """On unless configured off; None means: on exactly when `upstream`."""
+
+    @property
+    def enabled_by_default(self) -> bool:
+        return self.upstream if self.default_enabled is None else self.default_enabled
 
 
 def _r(rule_id: str, area: str, summary: str, **kwargs: object) -> RuleInfo:
@@ -115,12 +121,19 @@ RULES: tuple[RuleInfo, ...] = (
     _r("ST-039", "status", "not Complete and FailureTarget"),
     _r("ST-040", "status", "ready <= active"),
     _r("ST-041", "status", "finished jobs have no terminating pods"),
-    _r("NE-001", "suspend", "a finished Job cannot be suspended", upstream=False),
+    _r(
+        "NE-001",
+        "suspend",
+        "a finished Job cannot be suspended",
+        upstream=False,
+        default_enabled=True,
+    ),
     _r(
         "NE-002",
         "suspend",
         "the Suspended condition is flipped to False, never removed",
         upstream=False,
+        default_enabled=True,
     ),
     _r("NE-003", "suspend", "Suspended=True only once no pods are active", upstream=False),
     _r(
@@ -152,6 +165,41 @@ RULES: tuple[RuleInfo, ...] = (
         "scheduling directives of a Job that already ran",
         upstream=False,
         default_enforcement=_WARN,
+    ),
+    _r(
+        "SUS-001",
+        "policy",
+        "matched Jobs are created suspended (except by controllers)",
+        upstream=False,
+        default_enabled=True,
+    ),
+    _r(
+        "SUS-002",
+        "policy",
+        "only controllers resume matched Jobs",
+        upstream=False,
+        default_enabled=True,
+    ),
+    _r(
+        "SUS-003",
+        "policy",
+        "only controllers suspend matched Jobs unless usersMaySuspend",
+        upstream=False,
+        default_enabled=True,
+    ),
+    _r(
+        "SUS-004",
+        "policy",
+        "only controllers change scheduling directives of matched Jobs",
+        upstream=False,
+        default_enabled=True,
+    ),
+    _r(
+        "SUS-005",
+        "policy",
+        "a suspended matched Job cannot be relabelled out of its policy",
+        upstream=False,
+        default_enabled=True,
     ),
     _r("CJ-001", "cronjob", "successPolicy rules on spec.jobTemplate.spec"),
     _r("CJ-002", "cronjob", "jobTemplate is freely mutable"),

@@ -55,6 +55,8 @@ class JobContext:
     old_state: JobState | None
     transition: Transition
     requester: Requester
+    namespace: str = ""
+    """The request's namespace (the Job's, when the request does not say)."""
 
     @property
     def is_status(self) -> bool:

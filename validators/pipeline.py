@@ -14,6 +14,7 @@ from validators.context import CronJobContext, JobContext, Operation, Request
 from validators.errors import FieldError
 from validators.lifecycle import JobState, classify
 from validators.model import ObjectDecodeError, decode_cronjob, decode_job
+from validators.policy import SuspendPolicy
 from validators.prepare import (
     apply_job_defaults,
     prepare_create,
@@ -32,6 +33,7 @@ from validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from validators.rules.metadata import check_labels_and_annotations, check_metadata_update
 from validators.rules.status import check_status
 from validators.rules.suspend import check_suspend_status, check_suspend_update
+from validators.rules.suspend_policy import check_suspend_policies, needs_forced_suspend
 from validators.settings import Settings
 
 JUDGED_KINDS = ("Job", "CronJob")
@@ -120,6 +122,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         old_state=old_state,
         transition=classify(old_state, new_state, old, new),
         requester=request.requester,
+        namespace=request.namespace or new.metadata.namespace or "",
     )
 
 
@@ -161,6 +164,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_immutable_fields(ctx)
         errors += check_template_update(ctx)
     errors += check_suspend_update(ctx, {k: r.params for k, r in settings.rules.items()})
+    errors += check_suspend_policies(ctx, settings.policies, ctx.namespace)
     return errors
 
 
@@ -224,3 +228,34 @@ def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:
         old=old,
         old_raw=old_raw if isinstance(old_raw, dict) else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation:
+    """What the mutating webhook does: force `spec.suspend: true`, or nothing."""
+
+    policy: SuspendPolicy | None
+    has_spec: bool = True
+
+    @property
+    def patch(self) -> list[dict[str, Any]]:
+        """RFC 6902 operations ("add" replaces an existing member)."""
+        if self.policy is None:
+            return []
+        if self.has_spec:
+            return [{"op": "add", "path": "/spec/suspend", "value": True}]
+        return [{"op": "add", "path": "/spec", "value": {"suspend": True}}]
+
+
+def mutate(request: Request, settings: Settings) -> Mutation:
+    """The mutation for a request; objects that cannot be read are left to /validate."""
+    if request.kind != "Job" or request.operation is not Operation.CREATE or request.subresource:
+        return Mutation(None)
+    try:
+        ctx = _job_context(request, settings)
+    except ObjectDecodeError:
+        return Mutation(None)
+    policy = needs_forced_suspend(ctx, settings.policies, ctx.namespace)
+    raw = request.object
+    has_spec = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)
+    return Mutation(policy, has_spec)

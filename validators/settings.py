@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from validators.catalog import RULES, Enforcement, RuleInfo
+from validators.policy import PolicySet
 from validators.versions import Semantics
 
 
@@ -31,7 +32,7 @@ class ResolvedRule:
 def _resolve(
     info: RuleInfo, default: Enforcement, overrides: tuple[tuple[str, RuleOverride], ...]
 ) -> ResolvedRule:
-    enabled = info.upstream
+    enabled = info.enabled_by_default
     enforcement = default if info.upstream else info.default_enforcement
     params: dict[str, Any] = {}
     names = [info.id] + [r.id for r in RULES if r.alias_of == info.id]
@@ -57,6 +58,7 @@ class Settings:
     semantics: Semantics = field(default_factory=Semantics.for_version)
     enforcement: Enforcement = Enforcement.DENY
     overrides: tuple[tuple[str, RuleOverride], ...] = ()
+    policies: PolicySet = field(default_factory=PolicySet)
     rules: Mapping[str, ResolvedRule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

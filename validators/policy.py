@@ -1,0 +1,90 @@
+"""Suspend policies: who may create unsuspended, resume, suspend and re-place matched Jobs.
+
+Pure data and matching; the checks that use it live in `rules/suspend_policy.py`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from validators.context import Requester
+from validators.selectors import selector_matches
+
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """Users, groups and service accounts ("namespace:name")."""
+
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    service_accounts: tuple[str, ...] = ()
+
+    def includes(self, requester: Requester) -> bool:
+        if requester.username in self.users:
+            return True
+        if any(group in self.groups for group in requester.groups):
+            return True
+        return any(
+            requester.username == SERVICE_ACCOUNT_PREFIX + sa for sa in self.service_accounts
+        )
+
+    def describe(self) -> str:
+        """Who these subjects are, for messages ("kueue-system:kueue-controller-manager")."""
+        names = [*self.service_accounts, *self.users, *(f"group {g}" for g in self.groups)]
+        if not names:
+            return "the policy's controllers (none are configured)"
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Exemptions:
+    namespaces: tuple[str, ...] = ()
+    """Globs on the request namespace."""
+    subjects: Subjects = field(default_factory=Subjects)
+
+    def exempt(self, namespace: str, requester: Requester) -> bool:
+        if any(fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces):
+            return True
+        return self.subjects.includes(requester)
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendPolicy:
+    name: str
+    namespaces: tuple[str, ...] | None = None
+    """Globs on the namespace; None matches every namespace."""
+    label_selector: Mapping[str, Any] | None = None
+    """A Kubernetes LabelSelector on the Job's labels; None matches every Job."""
+    force_suspend_on_create: bool = False
+    controllers: Subjects = field(default_factory=Subjects)
+    users_may_suspend: bool = True
+
+    def matches(self, namespace: str, labels: Mapping[str, str]) -> bool:
+        if self.namespaces is not None and not any(
+            fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces
+        ):
+            return False
+        return self.label_selector is None or selector_matches(self.label_selector, labels)
+
+    def selected_keys(self) -> tuple[str, ...]:
+        """Label keys the selector reads: changing their values re-routes a queued Job."""
+        if self.label_selector is None:
+            return ()
+        keys = list((self.label_selector.get("matchLabels") or {}).keys())
+        keys += [r.get("key", "") for r in self.label_selector.get("matchExpressions") or []]
+        return tuple(dict.fromkeys(keys))
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySet:
+    exemptions: Exemptions = field(default_factory=Exemptions)
+    policies: tuple[SuspendPolicy, ...] = ()
+
+    def policy_for(self, namespace: str, labels: Mapping[str, str]) -> SuspendPolicy | None:
+        """The first policy whose match fits, or None."""
+        return next((p for p in self.policies if p.matches(namespace, labels)), None)
