@@ -7,6 +7,15 @@ from typing import Any
 GVR = {"jobs": ("batch", "v1", "Job"), "cronjobs": ("batch", "v1", "CronJob")}
 
 
+def _namespace(obj: Any, old: Any) -> str:
+    for candidate in (obj, old):
+        if isinstance(candidate, dict) and isinstance(candidate.get("metadata"), dict):
+            namespace = candidate["metadata"].get("namespace")
+            if isinstance(namespace, str) and namespace:
+                return namespace
+    return "default"
+
+
 def review(
     obj: Any,
     old: Any = None,
@@ -25,7 +34,7 @@ def review(
         "requestKind": {"group": group, "version": ver, "kind": kind},
         "requestResource": {"group": group, "version": ver, "resource": resource},
         "name": "pi",
-        "namespace": "default",
+        "namespace": _namespace(obj, old),
         "operation": operation,
         "userInfo": {"username": user, "groups": ["system:authenticated"]},
         "object": obj,
