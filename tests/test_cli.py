@@ -140,3 +140,46 @@ def test_certs_generate_refuses_overwrite(
     assert main(args) == 2
     assert "--force" in capsys.readouterr().err
     assert main([*args, "--force"]) == 0
+
+
+POLICY = """
+suspendPolicies:
+  - name: queued
+    match:
+      labelSelector: {matchLabels: {kueue.x-k8s.io/queue-name: q}}
+    forceSuspendOnCreate: true
+    controllers: {serviceAccounts: ["kueue-system:kueue"]}
+rules:
+  "ST-*": {enforcement: warn}
+"""
+
+
+def _policy_cases() -> list[dict]:
+    queued = job()
+    queued["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "q"}
+    suspended = copy.deepcopy(queued)
+    suspended["spec"]["suspend"] = True
+    finished = with_status(queued, active=1, conditions=[cond("Complete")])
+    return [
+        review(queued),
+        review(queued, suspended, "UPDATE"),
+        review(queued, suspended, "UPDATE", user="system:serviceaccount:kueue-system:kueue"),
+        review(finished, queued, "UPDATE", sub="status"),
+    ]
+
+
+@pytest.mark.parametrize("body", _policy_cases())
+@pytest.mark.parametrize("mutate", [False, True])
+def test_review_with_config_agrees_with_server(
+    tmp_path: Path, body: dict, mutate: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.config import parse_config
+
+    config = tmp_path / "config.yaml"
+    config.write_text(POLICY)
+    args = ["review", "--config", str(config), str(_write(tmp_path, body))]
+    main([*args, "--mutate"] if mutate else args)
+    from_cli = orjson.loads(capsys.readouterr().out)
+    with TestClient(create_app(parse_config(POLICY))) as client:
+        from_http = client.post("/mutate" if mutate else "/validate", json=body).json()
+    assert from_cli == from_http
