@@ -49,3 +49,17 @@ def test_errors_name_key_path_and_line() -> None:
         parse_config("rules:\n  XX-*: {enabled: false}\n", "c.yaml")
     with pytest.raises(ConfigError, match="not valid YAML"):
         parse_config("rules: [\n", "c.yaml")
+
+
+def test_global_enforcement_applies_to_deny_by_default_rules() -> None:
+    warn = parse_config("enforcement: warn\n").to_settings()
+    assert warn.rule("SUS-002").enforcement is Enforcement.WARN
+    assert warn.rule("TM-001").enforcement is Enforcement.WARN
+    assert warn.rule("NE-001").enforcement is Enforcement.WARN
+    assert warn.rule("NE-004").enforcement is Enforcement.WARN
+    dryrun = parse_config("enforcement: dryrun\n").to_settings()
+    assert dryrun.rule("NE-004").enforcement is Enforcement.DRYRUN
+    assert dryrun.rule("SUS-001").enforcement is Enforcement.DRYRUN
+    deny = parse_config("").to_settings()
+    assert deny.rule("NE-004").enforcement is Enforcement.WARN
+    assert deny.rule("SUS-005").enforcement is Enforcement.DENY

@@ -33,7 +33,12 @@ def _resolve(
     info: RuleInfo, default: Enforcement, overrides: tuple[tuple[str, RuleOverride], ...]
 ) -> ResolvedRule:
     enabled = info.enabled_by_default
-    enforcement = default if info.upstream else info.default_enforcement
+    # The configured default applies to every rule that denies by default; informational
+    # rules stay warnings, unless everything is rolled out as dryrun.
+    if info.default_enforcement is Enforcement.DENY or default is Enforcement.DRYRUN:
+        enforcement = default
+    else:
+        enforcement = info.default_enforcement
     params: dict[str, Any] = {}
     names = [info.id] + [r.id for r in RULES if r.alias_of == info.id]
     # Globs apply in the order written, exact IDs after them, so an exact entry wins.

@@ -88,14 +88,13 @@ def check_suspend_policies(
             forbidden(
                 "SUS-004",
                 "spec.template",
-                f"only {who} may change the scheduling directives (template labels and "
-                "annotations, nodeSelector, tolerations, schedulingGates, node affinity) of jobs "
-                f"matched by policy '{name}'",
+                f"only {who} may change scheduling directives of jobs matched by policy '{name}'",
             )
         )
+    # Suspended before or by this very update: either way the next step would be a free resume.
     if (
         old_policy is not None
-        and ctx.old_state.suspend
+        and (ctx.old_state.suspend or ctx.new_state.suspend)
         and _leaves_policy(old_policy, new_policy, ctx.old_raw, ctx.new_raw)
     ):
         errors.append(
