@@ -68,6 +68,31 @@ def cmd_review(args: argparse.Namespace) -> int:
     return EXIT_ALLOWED if out["response"]["allowed"] else EXIT_DENIED
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from app.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
+    from app.manifests import ManifestError, expand_paths
+    from app.report import FORMATS
+    from validators import Requester
+
+    settings = _load(args.config).to_settings()
+    if args.jobs < 1:
+        print("jobguard: --jobs must be at least 1", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        old = index_old(expand_paths(args.old or []))
+    except ManifestError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
+    options = CheckOptions(settings, requester, args.subresource or "", old)
+    paths = expand_paths(args.paths)
+    report = check(paths, options, args.jobs)
+    for error in report.errors:
+        print(f"jobguard: {error}", file=sys.stderr)
+    sys.stdout.write(FORMATS[args.output](report))
+    return report.exit_code
+
+
 def cmd_certs_generate(args: argparse.Namespace) -> int:
     from app.certs import generate
 
@@ -101,6 +126,22 @@ def build_parser() -> argparse.ArgumentParser:
     rev.add_argument("--config")
     rev.add_argument("--mutate", action="store_true", help="answer as the mutating webhook")
     rev.set_defaults(func=cmd_review)
+
+    chk = sub.add_parser("check", help="judge Job/CronJob manifests offline")
+    chk.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or - for stdin")
+    chk.add_argument(
+        "--old",
+        action="append",
+        metavar="PATH",
+        help="the stored versions: paired documents are judged as UPDATEs",
+    )
+    chk.add_argument("--config")
+    chk.add_argument("--user", help="the requester's username (suspend policies)")
+    chk.add_argument("--group", action="append", help="the requester's groups (repeatable)")
+    chk.add_argument("--subresource", choices=["status"])
+    chk.add_argument("--output", choices=["text", "json", "junit", "sarif"], default="text")
+    chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
+    chk.set_defaults(func=cmd_check)
 
     certs = sub.add_parser("certs", help="certificates")
     certs_sub = certs.add_subparsers(dest="certs_command", required=True)

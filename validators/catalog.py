@@ -42,6 +42,7 @@ def _r(rule_id: str, area: str, summary: str, **kwargs: object) -> RuleInfo:
 _WARN = Enforcement.WARN
 
 RULES: tuple[RuleInfo, ...] = (
+    _r("DEC-001", "decoding", "the object can be read as its kind (field types)"),
     _r("TM-001", "template", "pod template is immutable on update"),
     _r("TM-002", "template", "scheduling directives are mutable while safely suspended"),
     _r("TM-003", "template", "container resources are mutable while safely suspended (KEP-5440)"),

@@ -1,0 +1,251 @@
+"""`jobguard check`: the webhook's pipeline on manifest files, offline.
+
+Each Job or CronJob document is judged as a CREATE (after the mutating webhook's change, as the
+cluster would apply it), or, when `--old` holds a document with the same apiVersion, kind,
+namespace and name, as an UPDATE (of `/status` with `--subresource status`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.manifests import STDIN, Manifest, ManifestError, read_manifests
+from validators import (
+    Enforcement,
+    Operation,
+    Request,
+    Requester,
+    Settings,
+    evaluate,
+    mutate,
+)
+
+JUDGED = {("batch/v1", "Job"), ("batch/v1", "CronJob")}
+DEFAULT_USER = "jobguard-check"
+DEFAULT_GROUPS = ("system:authenticated",)
+
+PairKey = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ViolationRecord:
+    rule: str
+    field: str
+    type: str
+    message: str
+    enforcement: str
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class DocumentResult:
+    file: str
+    document: int
+    kind: str
+    namespace: str
+    name: str
+    violations: list[ViolationRecord]
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    file: str
+    documents: int = 0
+    skipped: int = 0
+    results: list[DocumentResult] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class CheckReport:
+    outcomes: list[FileOutcome]
+
+    @property
+    def results(self) -> list[DocumentResult]:
+        return [r for o in self.outcomes for r in o.results]
+
+    @property
+    def errors(self) -> list[str]:
+        return [o.error for o in self.outcomes if o.error is not None]
+
+    def summary(self) -> dict[str, int]:
+        results = self.results
+        return {
+            "files": len(self.outcomes),
+            "documents": sum(o.documents for o in self.outcomes),
+            "checked": len(results),
+            "skipped": sum(o.skipped for o in self.outcomes),
+            "violations": sum(len(r.violations) for r in results),
+        }
+
+    def count(self, enforcement: str) -> int:
+        return sum(1 for r in self.results for v in r.violations if v.enforcement == enforcement)
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return 2
+        return 1 if self.count(Enforcement.DENY.value) else 0
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    settings: Settings
+    requester: Requester = Requester(DEFAULT_USER, DEFAULT_GROUPS)
+    subresource: str = ""
+    old: dict[PairKey, dict[str, Any]] = field(default_factory=dict)
+
+
+def pair_key(data: Any) -> PairKey | None:
+    """(apiVersion, kind, namespace, name); None when the document has no name to pair by."""
+    if not isinstance(data, dict):
+        return None
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    namespace = metadata.get("namespace")
+    namespace = namespace if isinstance(namespace, str) and namespace else "default"
+    return (str(data.get("apiVersion")), str(data.get("kind")), namespace, name)
+
+
+def index_old(paths: Iterable[str]) -> dict[PairKey, dict[str, Any]]:
+    """The `--old` documents by pair key (ManifestError when one cannot be read)."""
+    index: dict[PairKey, dict[str, Any]] = {}
+    for path in paths:
+        for manifest in read_manifests(path):
+            key = pair_key(manifest.data)
+            if key is not None:
+                index[key] = manifest.data
+    return index
+
+
+def _metadata_text(data: dict[str, Any], key: str) -> str:
+    metadata = data.get("metadata")
+    value = metadata.get(key) if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
+    """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
+    data = manifest.data
+    if not isinstance(data, dict) or (data.get("apiVersion"), data.get("kind")) not in JUDGED:
+        return None
+    kind = str(data["kind"])
+    namespace = _metadata_text(data, "namespace") or "default"
+    name = _metadata_text(data, "name") or _metadata_text(data, "generateName")
+    key = pair_key(data)
+    old = options.old.get(key) if key is not None else None
+    if old is None:
+        request = Request(
+            kind,
+            Operation.CREATE,
+            data,
+            namespace=namespace,
+            name=name,
+            requester=options.requester,
+        )
+        mutation = mutate(request, options.settings)
+        if mutation.policy is not None:
+            # The cluster's mutating webhook would suspend it before validation.
+            spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+            request = Request(
+                kind,
+                Operation.CREATE,
+                {**data, "spec": {**spec, "suspend": True}},
+                namespace=namespace,
+                name=name,
+                requester=options.requester,
+            )
+    else:
+        request = Request(
+            kind,
+            Operation.UPDATE,
+            data,
+            old,
+            subresource=options.subresource,
+            namespace=namespace,
+            name=name,
+            requester=options.requester,
+        )
+    verdict = evaluate(request, options.settings)
+    records: list[ViolationRecord] = []
+    if verdict.decode_error is not None:
+        err = verdict.decode_error
+        line, column = manifest.locate(err.field)
+        records.append(
+            ViolationRecord(
+                "DEC-001",
+                err.field,
+                "FieldValueInvalid",
+                err.reason,
+                Enforcement.DENY.value,
+                line,
+                column,
+            )
+        )
+    for violation in verdict.unique():
+        error = violation.error
+        line, column = manifest.locate(error.path)
+        records.append(
+            ViolationRecord(
+                error.rule,
+                error.path,
+                error.type.reason,
+                error.body(),
+                violation.enforcement.value,
+                line,
+                column,
+            )
+        )
+    return DocumentResult(manifest.file, manifest.position, kind, namespace, name, records)
+
+
+def check_file(path: str, options: CheckOptions) -> FileOutcome:
+    outcome = FileOutcome("<stdin>" if path == STDIN else path)
+    try:
+        manifests = read_manifests(path)
+    except ManifestError as exc:
+        outcome.error = str(exc)
+        return outcome
+    for manifest in manifests:
+        outcome.documents += 1
+        result = judge(manifest, options)
+        if result is None:
+            outcome.skipped += 1
+        else:
+            outcome.results.append(result)
+    return outcome
+
+
+_WORKER_OPTIONS: CheckOptions | None = None
+
+
+def _init_worker(options: CheckOptions) -> None:
+    global _WORKER_OPTIONS
+    _WORKER_OPTIONS = options
+
+
+def _check_in_worker(path: str) -> FileOutcome:
+    assert _WORKER_OPTIONS is not None
+    return check_file(path, _WORKER_OPTIONS)
+
+
+def check(paths: list[str], options: CheckOptions, jobs: int = 1) -> CheckReport:
+    """Judge every file; results keep the order of `paths`."""
+    parallel = [p for p in paths if p != STDIN]
+    if jobs <= 1 or len(parallel) < 2:
+        return CheckReport([check_file(p, options) for p in paths])
+    outcomes: dict[str, FileOutcome] = {}
+    with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(options,)) as pool:
+        chunksize = max(1, len(parallel) // (jobs * 8))
+        for path, outcome in zip(
+            parallel, pool.map(_check_in_worker, parallel, chunksize=chunksize), strict=True
+        ):
+            outcomes[path] = outcome
+    return CheckReport([outcomes[p] if p in outcomes else check_file(p, options) for p in paths])
