@@ -95,7 +95,7 @@ class CheckReport:
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     settings: Settings
-    requester: Requester = Requester(DEFAULT_USER, DEFAULT_GROUPS)
+    requester: Requester = field(default_factory=lambda: Requester(DEFAULT_USER, DEFAULT_GROUPS))
     subresource: str = ""
     old: dict[PairKey, dict[str, Any]] = field(default_factory=dict)
 
@@ -153,7 +153,8 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
         mutation = mutate(request, options.settings)
         if mutation.policy is not None:
             # The cluster's mutating webhook would suspend it before validation.
-            spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+            raw_spec = data.get("spec")
+            spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
             request = Request(
                 kind,
                 Operation.CREATE,

@@ -97,33 +97,30 @@ def _is_list(data: Any) -> bool:
     )
 
 
-def _child(node: yaml.Node, key: str | int) -> yaml.Node | None:
-    """The value node under a mapping key (merge keys followed) or a sequence index."""
+def _entry(node: yaml.Node, key: str | int) -> tuple[yaml.Node | None, yaml.Node] | None:
+    """(key node, value node) under a mapping key, following merge keys (`<<: *anchor`), or
+    (None, item) for a sequence index."""
     if isinstance(node, yaml.MappingNode):
         merged: list[yaml.Node] = []
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 merged.append(value_node)
             elif str(key_node.value) == str(key):
-                return value_node
+                return key_node, value_node
         for source in merged:
             for candidate in source.value if isinstance(source, yaml.SequenceNode) else [source]:
-                found = _child(candidate, key)
+                found = _entry(candidate, key)
                 if found is not None:
                     return found
         return None
     if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
-        return node.value[key]
+        return None, node.value[key]
     return None
 
 
-def _key_mark(node: yaml.Node, key: str | int) -> yaml.Mark | None:
-    """Where a mapping entry's key starts (the line a reader looks for)."""
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            if str(key_node.value) == str(key):
-                return key_node.start_mark
-    return None
+def _child(node: yaml.Node, key: str | int) -> yaml.Node | None:
+    entry = _entry(node, key)
+    return entry[1] if entry is not None else None
 
 
 def path_tokens(field_path: str) -> list[str | int]:
@@ -138,16 +135,17 @@ def path_tokens(field_path: str) -> list[str | int]:
 
 
 def locate(root: yaml.Node | None, field_path: str) -> tuple[int, int]:
+    """Where a mapping entry's key starts (or a sequence item), for the deepest existing part."""
     if root is None:
         return (1, 1)
     node = root
     mark = root.start_mark
     for token in path_tokens(field_path):
-        child = _child(node, token)
-        if child is None:
+        entry = _entry(node, token)
+        if entry is None:
             break
-        mark = _key_mark(node, token) or child.start_mark
-        node = child
+        key_node, node = entry
+        mark = (key_node or node).start_mark
     return (mark.line + 1, mark.column + 1)
 
 
