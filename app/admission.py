@@ -190,8 +190,12 @@ def bad_object_status(kind: str, name: str, field: str, reason: str) -> dict[str
     }
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127]}
+
+
 def _warning(v: Violation) -> str:
-    text = f"{v.error.rule} {v.error.path}: {v.error.detail or v.error.body()}"
+    # The API server silently drops warnings with control characters: escape them.
+    text = f"{v.error.rule} {v.error.path}: {v.error.detail or v.error.body()}".translate(_CONTROL)
     return text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 3] + "..."
 
 

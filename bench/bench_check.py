@@ -24,13 +24,18 @@ DOCS_PER_FILE = 100
 
 def _pod(rng: random.Random, restart: bool = True) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "containers": [{
-            "name": "main", "image": f"registry.example/app:{rng.randint(1, 9)}",
-            "command": ["sh", "-c", "echo $JOB_COMPLETION_INDEX && sleep 5"],
-            "env": [{"name": "MODE", "value": "batch"}],
-            "resources": {"requests": {"cpu": "500m", "memory": "256Mi"},
-                          "limits": {"memory": "512Mi"}},
-        }],
+        "containers": [
+            {
+                "name": "main",
+                "image": f"registry.example/app:{rng.randint(1, 9)}",
+                "command": ["sh", "-c", "echo $JOB_COMPLETION_INDEX && sleep 5"],
+                "env": [{"name": "MODE", "value": "batch"}],
+                "resources": {
+                    "requests": {"cpu": "500m", "memory": "256Mi"},
+                    "limits": {"memory": "512Mi"},
+                },
+            }
+        ],
     }
     if restart:
         spec["restartPolicy"] = rng.choice(["Never", "OnFailure"])
@@ -53,8 +58,9 @@ def job(rng: random.Random, i: int) -> dict[str, Any]:
     if kind < 0.4:
         completions = rng.choice([4, 16, 64])
         spec.update(completionMode="Indexed", completions=completions, parallelism=completions)
-        spec["successPolicy"] = {"rules": [{"succeededIndexes": _indexes(rng, completions, False),
-                                            "succeededCount": 1}]}
+        spec["successPolicy"] = {
+            "rules": [{"succeededIndexes": _indexes(rng, completions, False), "succeededCount": 1}]
+        }
     elif kind < 0.42:
         completions = 4000
         spec.update(completionMode="Indexed", completions=completions, parallelism=100)
@@ -63,10 +69,16 @@ def job(rng: random.Random, i: int) -> dict[str, Any]:
         spec.update(suspend=True, parallelism=3, completions=3)
     else:
         spec.update(backoffLimit=3, activeDeadlineSeconds=600)
-    doc: dict[str, Any] = {"apiVersion": "batch/v1", "kind": "Job",
-                           "metadata": {"name": f"job-{i}", "namespace": "team-a",
-                                        "labels": {"kueue.x-k8s.io/queue-name": "q"}},
-                           "spec": spec}
+    doc: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"job-{i}",
+            "namespace": "team-a",
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+        },
+        "spec": spec,
+    }
     if rng.random() < 0.15:  # invalid: a broken success policy or no restartPolicy
         if "successPolicy" in spec:
             spec["successPolicy"]["rules"][0]["succeededIndexes"] = "3,1"
@@ -76,18 +88,25 @@ def job(rng: random.Random, i: int) -> dict[str, Any]:
 
 
 def cronjob(rng: random.Random, i: int) -> dict[str, Any]:
-    return {"apiVersion": "batch/v1", "kind": "CronJob",
-            "metadata": {"name": f"cron-{i}", "namespace": "team-a"},
-            "spec": {"schedule": "*/5 * * * *",
-                     "jobTemplate": {"spec": {"backoffLimit": 2, "template": _pod(rng)}}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": f"cron-{i}", "namespace": "team-a"},
+        "spec": {
+            "schedule": "*/5 * * * *",
+            "jobTemplate": {"spec": {"backoffLimit": 2, "template": _pod(rng)}},
+        },
+    }
 
 
 def generate(directory: Path, documents: int, seed: int = 7) -> list[Path]:
     rng = random.Random(seed)
     files = []
     for start in range(0, documents, DOCS_PER_FILE):
-        docs = [cronjob(rng, i) if rng.random() < 0.2 else job(rng, i)
-                for i in range(start, min(start + DOCS_PER_FILE, documents))]
+        docs = [
+            cronjob(rng, i) if rng.random() < 0.2 else job(rng, i)
+            for i in range(start, min(start + DOCS_PER_FILE, documents))
+        ]
         path = directory / f"batch-{start // DOCS_PER_FILE:04d}.yaml"
         path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
         files.append(path)
@@ -124,14 +143,20 @@ def main() -> None:
         rows = []
         for label, command in (
             ("jobguard check (1 process)", [jobguard, "check", "--output", "json", tmp]),
-            ("jobguard check --jobs 2", [jobguard, "check", "--output", "json", "--jobs", "2",
-                                         tmp]),
+            (
+                "jobguard check --jobs 2",
+                [jobguard, "check", "--output", "json", "--jobs", "2", tmp],
+            ),
         ):
             seconds = timed(command)
             rows.append((label, seconds))
         if baseline:
-            rows.append(("kubernetes-validate (schema only)",
-                         timed([baseline, "--quiet", "--no-warn", *map(str, files)])))
+            rows.append(
+                (
+                    "kubernetes-validate (schema only)",
+                    timed([baseline, "--quiet", "--no-warn", *map(str, files)]),
+                )
+            )
         else:
             print("kubernetes-validate not installed: `pip install kubernetes-validate`")
         reference = rows[-1][1]

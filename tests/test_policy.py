@@ -503,7 +503,7 @@ def test_sus005_suspended_job_cannot_leave_the_queue(queue: str | None) -> None:
     verdict = judge(BASE, new, old)
     assert causes(verdict) == [("SUS-005", "metadata.labels", FORBIDDEN)]
     assert verdict.unique()[0].error.detail == (
-        "a suspended job matched by policy 'queued' cannot be relabelled out of it "
+        "a job matched by policy 'queued' cannot be relabelled out of it "
         "(kueue.x-k8s.io/queue-name); only kueue-system:kueue-controller-manager may do that"
     )
     assert judge(BASE, new, old, user=KUEUE).violations == []
@@ -516,11 +516,26 @@ def test_sus005_removing_the_label_with_all_job_labels() -> None:
     assert causes(judge(BASE, new, old)) == [("SUS-005", "metadata.labels", FORBIDDEN)]
 
 
-def test_sus005_not_for_a_running_job() -> None:
+def test_sus005_also_for_a_running_job() -> None:
+    # Relabel while running, then suspend and resume freely: three steps out of the queue.
     old = running_job()
     verdict = judge(BASE, _relabelled(old, None), old)
+    assert causes(verdict) == [("SUS-005", "metadata.labels", FORBIDDEN)]
+    assert judge(BASE, _relabelled(old, None), old, user=KUEUE).violations == []
+
+
+def test_sus005_not_for_a_finished_job() -> None:
+    old = running_job()
+    old["status"] = {
+        "startTime": "2026-01-01T00:00:00Z",
+        "completionTime": "2026-01-01T01:00:00Z",
+        "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True"},
+            {"type": "Complete", "status": "True"},
+        ],
+    }
+    verdict = judge(BASE, _relabelled(old, None), old)
     assert "SUS-005" not in sus_rules(verdict)
-    assert verdict.allowed and verdict.violations == []
 
 
 def test_sus005_suspending_and_relabelling_in_one_update() -> None:

@@ -760,18 +760,17 @@ def test_st033_suspended_job_may_change_and_clear_start_time(version):
 RESUMED_SPEC = with_status(job(), startTime=START, conditions=[cond("Suspended")])
 
 
-@pytest.mark.parametrize(
-    ("version", "expected"),
-    [
-        ("1.33", [("ST-033", "status.startTime", REQUIRED)]),
-        ("1.34", [("ST-033", "status.startTime", REQUIRED)]),
-        ("1.35", [("ST-033", "status.startTime", REQUIRED)]),
-        ("1.36", []),
-    ],
-)
-def test_st033_resuming_exception_only_on_136(version, expected):
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])
+def test_st033_resuming_exception_in_every_supported_version(version):
+    # kubernetes#134521 was fixed before 1.35 and back-ported to 1.32-1.34: the job
+    # controller's resume (Suspended True -> False with a new startTime) is never refused.
     new = with_status(RESUMED_SPEC, startTime=LATER, conditions=[cond("Suspended", "False")])
-    assert causes(status_update(new, RESUMED_SPEC, settings(version=version))) == expected
+    assert causes(status_update(new, RESUMED_SPEC, settings(version=version))) == []
+    not_resuming = with_status(RESUMED_SPEC, startTime=LATER, conditions=[cond("Suspended")])
+    expected_type = INVALID if version == "1.36" else REQUIRED
+    assert causes(status_update(not_resuming, RESUMED_SPEC, settings(version=version))) == [
+        ("ST-033", "status.startTime", expected_type)
+    ]
 
 
 @pytest.mark.parametrize(

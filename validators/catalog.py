@@ -198,7 +198,7 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "SUS-005",
         "policy",
-        "a suspended matched Job cannot be relabelled out of its policy",
+        "an unfinished matched Job cannot be relabelled out of its policy",
         upstream=False,
         default_enabled=True,
     ),

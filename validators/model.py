@@ -10,11 +10,25 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from validators.semantic import parse_time
 
 Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
-Timestamp = Annotated[datetime, Field(strict=False)]
+
+
+def _rfc3339(value: Any) -> datetime:
+    """metav1.Time: an RFC 3339 string with a zone (numbers and naive times are refused)."""
+    if not isinstance(value, str):
+        raise ValueError("must be an RFC 3339 timestamp string")
+    parsed = parse_time(value)
+    if parsed is None:
+        raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
+    return parsed
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_rfc3339)]
 StringMap = dict[str, str]
 
 INDEXED = "Indexed"
@@ -81,11 +95,32 @@ class PodTemplateSpec(_Model):
     spec: PodSpec | None = None
 
 
+class ExitCodesRequirement(_Model):
+    container_name: str | None = Field(None, alias="containerName")
+    operator: str = ""
+    values: list[Int32] | None = None
+
+
+class PodConditionsPattern(_Model):
+    type: str = ""
+    status: str | None = None
+
+
+class PodFailurePolicyRule(_Model):
+    action: str = ""
+    on_exit_codes: ExitCodesRequirement | None = Field(None, alias="onExitCodes")
+    on_pod_conditions: list[PodConditionsPattern] | None = Field(None, alias="onPodConditions")
+
+
+class PodFailurePolicy(_Model):
+    rules: list[PodFailurePolicyRule] | None = None
+
+
 class JobSpec(_Model):
     parallelism: Int32 | None = None
     completions: Int32 | None = None
     active_deadline_seconds: Int64 | None = Field(None, alias="activeDeadlineSeconds")
-    pod_failure_policy: dict[str, Any] | None = Field(None, alias="podFailurePolicy")
+    pod_failure_policy: PodFailurePolicy | None = Field(None, alias="podFailurePolicy")
     success_policy: SuccessPolicy | None = Field(None, alias="successPolicy")
     backoff_limit: Int32 | None = Field(None, alias="backoffLimit")
     backoff_limit_per_index: Int32 | None = Field(None, alias="backoffLimitPerIndex")
@@ -177,7 +212,14 @@ def _decode_error(prefix: str, exc: ValidationError) -> ObjectDecodeError:
     first = exc.errors(include_url=False)[0]
     path = _loc_to_path(tuple(first["loc"]))
     full = f"{prefix}.{path}" if prefix and path else (prefix or path)
-    return ObjectDecodeError(full, str(first["msg"]))
+    return ObjectDecodeError(full, str(first["msg"]).removeprefix("Value error, "))
+
+
+def _without_nulls(raw: dict[str, Any]) -> dict[str, Any]:
+    """JSON null for metadata/spec/status decodes to the empty value in Go."""
+    if any(raw.get(k, 0) is None for k in ("metadata", "spec", "status")):
+        return {k: v for k, v in raw.items() if v is not None}
+    return raw
 
 
 def decode_job(raw: Any, prefix: str = "") -> Job:
@@ -185,7 +227,7 @@ def decode_job(raw: Any, prefix: str = "") -> Job:
     if not isinstance(raw, dict):
         raise ObjectDecodeError(prefix, "must be a JSON object")
     try:
-        return Job.model_validate(raw)
+        return Job.model_validate(_without_nulls(raw))
     except ValidationError as exc:
         raise _decode_error(prefix, exc) from None
 
@@ -195,6 +237,6 @@ def decode_cronjob(raw: Any, prefix: str = "") -> CronJob:
     if not isinstance(raw, dict):
         raise ObjectDecodeError(prefix, "must be a JSON object")
     try:
-        return CronJob.model_validate(raw)
+        return CronJob.model_validate(_without_nulls(raw))
     except ValidationError as exc:
         raise _decode_error(prefix, exc) from None

@@ -208,6 +208,10 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
             errors = check_cronjob(cron_ctx)
     except ObjectDecodeError as exc:
         return Verdict(request.kind, name, judged=True, decode_error=exc)
+    except RecursionError:
+        # Only reachable off-cluster: the API server drops the unknown fields that nest so deep.
+        error = ObjectDecodeError("object", "is nested too deeply to be judged")
+        return Verdict(request.kind, name, judged=True, decode_error=error)
     return Verdict(
         request.kind, name, judged=True, violations=_resolve(errors, settings), context=ctx
     )

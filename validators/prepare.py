@@ -49,7 +49,20 @@ def _manual_selector(spec: dict[str, Any]) -> bool:
 def _with_generated_selector(raw: dict[str, Any]) -> dict[str, Any]:
     """strategy.go generateSelector: add any missing generated label and the selector."""
     metadata = _dict(raw.get("metadata"))
-    spec = _dict(raw.get("spec"))
+    spec_raw = raw.get("spec")
+    template_raw = spec_raw.get("template") if isinstance(spec_raw, dict) else None
+    template_meta_raw = template_raw.get("metadata") if isinstance(template_raw, dict) else None
+    selector_raw = spec_raw.get("selector") if isinstance(spec_raw, dict) else None
+    if not _is_map_or_absent(
+        spec_raw,
+        template_raw,
+        template_meta_raw,
+        template_meta_raw.get("labels") if isinstance(template_meta_raw, dict) else None,
+        selector_raw,
+        selector_raw.get("matchLabels") if isinstance(selector_raw, dict) else None,
+    ):
+        return raw
+    spec = _dict(spec_raw)
     if _manual_selector(spec):
         return raw
     name = metadata.get("name") or ""
@@ -72,8 +85,17 @@ def _with_generated_selector(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "spec": spec}
 
 
+def _is_map_or_absent(*values: Any) -> bool:
+    return all(v is None or isinstance(v, dict) for v in values)
+
+
 def _assign_identity(raw: dict[str, Any]) -> dict[str, Any]:
-    """Name, uid, generated labels and selector for an object that has no uid yet."""
+    """Name, uid, generated labels and selector for an object that has no uid yet.
+
+    Wrongly typed parts are left alone, so decoding reports them instead of them being replaced.
+    """
+    if not _is_map_or_absent(raw.get("metadata")):
+        return raw
     metadata = _dict(raw.get("metadata"))
     if metadata.get("uid"):
         return raw
@@ -102,8 +124,16 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         prepared["status"] = old["status"]
     else:
         prepared.pop("status", None)
+    if not _is_map_or_absent(new.get("metadata"), new.get("spec"), old.get("metadata")):
+        return prepared  # decoding names the wrongly typed part
     old_meta = _dict(old.get("metadata"))
     metadata = _dict(new.get("metadata"))
+    # rest.BeforeUpdate: creation and deletion stamps are the stored ones, whatever was sent.
+    for key in ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        if old_meta.get(key) is not None:
+            metadata[key] = old_meta[key]
+    if metadata != new.get("metadata"):
+        prepared["metadata"] = metadata
     if not metadata.get("uid") and old_meta.get("uid"):
         # A manifest applied over a stored object keeps what the server generated.
         metadata["uid"] = old_meta["uid"]
@@ -112,6 +142,13 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         prepared["metadata"] = metadata
         spec = _dict(new.get("spec"))
         old_spec = _dict(old.get("spec"))
+        template_raw = spec.get("template")
+        template_meta_raw = template_raw.get("metadata") if isinstance(template_raw, dict) else None
+        labels_raw = (
+            template_meta_raw.get("labels") if isinstance(template_meta_raw, dict) else None
+        )
+        if not _is_map_or_absent(template_raw, template_meta_raw, labels_raw):
+            return prepared
         if not _manual_selector(spec):
             if spec.get("selector") is None and old_spec.get("selector") is not None:
                 spec["selector"] = old_spec["selector"]

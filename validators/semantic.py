@@ -46,14 +46,16 @@ def parse_quantity(value: str | int | float) -> Decimal | None:
     number, suffix = match.groups()
     try:
         base = Decimal(number)
-    except InvalidOperation:
+        if suffix in _BINARY:
+            return base * _BINARY[suffix]
+        if suffix in _DECIMAL:
+            return base * _DECIMAL[suffix]
+        exponent = suffix[1:]
+        # Quantities are bounded far below this; anything longer is not a usable quantity.
+        if suffix[:1] in ("e", "E") and 0 < len(exponent.lstrip("+-")) <= 6:
+            return base.scaleb(int(exponent))
+    except (InvalidOperation, ArithmeticError, ValueError):
         return None
-    if suffix in _BINARY:
-        return base * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return base * _DECIMAL[suffix]
-    if suffix[:1] in ("e", "E"):
-        return base * (Decimal(10) ** int(suffix[1:]))
     return None
 
 

@@ -25,8 +25,9 @@ class Semantics:
     mutable_scheduling_directives_for_suspended_jobs: bool
     # KEP-5440 MutablePodResourcesForSuspendedJobs: beta, on by default in 1.36.
     mutable_pod_resources_for_suspended_jobs: bool
-    # Status strategy exceptions for suspended zero-completion jobs and resuming jobs (ST-031,
-    # ST-033), and ST-033 reported as Invalid "field is immutable ..." (newest source).
+    # ST-031's exception for suspended zero-completion jobs and ST-033 reported as Invalid
+    # "field is immutable ..." (newest source). ST-033's exception for resuming jobs is not
+    # gated: upstream fixed kubernetes#134521 before 1.35 and back-ported it to 1.32-1.34.
     newest_status_strategy: bool
 
     @classmethod

@@ -8,6 +8,7 @@ on a CronJob's template, so its completions and completionMode stay as written.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from validators.context import CronJobContext
 from validators.errors import FieldError, invalid, not_supported
@@ -23,7 +24,9 @@ def _as_cronjob_rule(error: FieldError) -> FieldError:
 
 def check_cronjob(ctx: CronJobContext) -> list[FieldError]:
     spec = ctx.new.spec.job_template.spec
-    raw_spec = ctx.new_raw.get("spec", {}).get("jobTemplate", {}).get("spec", {})
+    raw_spec: Any = ctx.new_raw
+    for key in ("spec", "jobTemplate", "spec"):
+        raw_spec = raw_spec.get(key) if isinstance(raw_spec, dict) else None
     raw_spec = raw_spec if isinstance(raw_spec, dict) else {}
     errors = [_as_cronjob_rule(e) for e in check_job_spec(spec, raw_spec, PATH, defaulted=False)]
     if raw_spec.get("selector") is not None:

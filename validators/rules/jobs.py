@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from validators.context import JobContext, Operation
+from validators.defaults import default_pod_failure_policy, default_pod_template
 from validators.errors import FieldError, immutable, invalid, required
 from validators.model import INDEXED
 from validators.prepare import (
@@ -60,9 +61,10 @@ def check_generated_selector(ctx: JobContext) -> list[FieldError]:
             errors.append(required("TM-005", path, f"must be '{value}'"))
         elif labels[key] != value:
             errors.append(invalid("TM-005", path, labels, f"must be '{value}'"))
-    expected_selector_labels = {LEGACY_CONTROLLER_UID_LABEL: uid}
+    expected_selector_labels = {LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name}
     if prefixed:
         expected_selector_labels[CONTROLLER_UID_LABEL] = uid
+        expected_selector_labels[JOB_NAME_LABEL] = name
     raw_selector = _get(ctx.new_raw, "spec", "selector")
     selector_parses = not validate_selector("TM-005", raw_selector, "spec.selector")
     if selector_parses and not selector_matches(raw_selector, expected_selector_labels):
@@ -180,8 +182,8 @@ def pod_resources_mutable(ctx: JobContext) -> bool:
 
 def check_template_update(ctx: JobContext) -> list[FieldError]:
     assert ctx.old_raw is not None
-    new_template = _get(ctx.new_raw, "spec", "template") or {}
-    old_template = _get(ctx.old_raw, "spec", "template") or {}
+    new_template = default_pod_template(_get(ctx.new_raw, "spec", "template") or {})
+    old_template = default_pod_template(_get(ctx.old_raw, "spec", "template") or {})
     scheduling = scheduling_directives_mutable(ctx)
     if scheduling:
         old_template = _overlay_scheduling(old_template, new_template)
@@ -220,7 +222,8 @@ def check_immutable_fields(ctx: JobContext) -> list[FieldError]:
     if new.completion_mode != old.completion_mode:
         errors.append(immutable("IM-003", "spec.completionMode", new.completion_mode))
     new_pfp = _get(ctx.new_raw, "spec", "podFailurePolicy")
-    if not semantic_equal(new_pfp, _get(ctx.old_raw, "spec", "podFailurePolicy")):
+    old_pfp = _get(ctx.old_raw, "spec", "podFailurePolicy")
+    if not semantic_equal(default_pod_failure_policy(new_pfp), default_pod_failure_policy(old_pfp)):
         errors.append(immutable("IM-004", "spec.podFailurePolicy", new_pfp))
     if new.backoff_limit_per_index != old.backoff_limit_per_index:
         errors.append(immutable("IM-005", "spec.backoffLimitPerIndex", new.backoff_limit_per_index))

@@ -83,7 +83,7 @@ def status_options(ctx: JobContext) -> StatusOptions:
     completion_changed = new.status.completion_time != old.status.completion_time
     uncounted_changed = _uncounted(ctx.new_raw) != _uncounted(ctx.old_raw)
     suspended_zero = newest and spec.suspend is True and spec.completions == 0
-    resuming = newest and os_.suspended_true and ns.suspended_false
+    resuming = os_.suspended_true and ns.suspended_false
     return StatusOptions(
         reject_decreasing_succeeded=not indexed or spec.completions != spec.parallelism,
         reject_decreasing_failed=True,

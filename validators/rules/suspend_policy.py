@@ -91,17 +91,18 @@ def check_suspend_policies(
                 f"only {who} may change scheduling directives of jobs matched by policy '{name}'",
             )
         )
-    # Suspended before or by this very update: either way the next step would be a free resume.
+    # Any unfinished matched Job: once out of the policy, suspending and resuming it are free,
+    # so leaving must be as restricted as resuming (suspended or running alike).
     if (
         old_policy is not None
-        and (ctx.old_state.suspend or ctx.new_state.suspend)
+        and not ctx.old_state.finished
         and _leaves_policy(old_policy, new_policy, ctx.old_raw, ctx.new_raw)
     ):
         errors.append(
             forbidden(
                 "SUS-005",
                 "metadata.labels",
-                f"a suspended job matched by policy '{name}' cannot be relabelled out of it "
+                f"a job matched by policy '{name}' cannot be relabelled out of it "
                 f"({', '.join(old_policy.selected_keys()) or 'its labels'}); only {who} may do that",
             )
         )
