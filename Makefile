@@ -37,7 +37,9 @@ run: venv certs
 	  --tls-cert-file $(DEV_CERTS)/tls.crt --tls-private-key-file $(DEV_CERTS)/tls.key
 
 bench: venv
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
 	$(BIN)/python bench/bench_validate.py
+	$(BIN)/python bench/bench_check.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -5,16 +5,78 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-try:  # libyaml makes parsing several times faster; PyYAML wheels ship it.
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - a PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+try:  # a fast YAML reader for documents on which it agrees with PyYAML
+    import ryaml
+
+    _ryaml_loads: Callable[[str], Any] | None = ryaml.loads  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _ryaml_loads = None
+
+
+class K8sLoader(yaml.CSafeLoader):
+    """YAML 1.1 like kubectl's sigs.k8s.io/yaml (libyaml parses), except that unquoted
+    timestamps stay strings: Kubernetes converts YAML to JSON, where a time is a string."""
+
+    yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML reads this class attribute)
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+# Where YAML 1.1 (PyYAML, like kubectl) and YAML 1.2 (ryaml) read a plain scalar differently,
+# ryaml yields a string that YAML 1.1 would have made a bool or a number; such a document, or
+# one with syntax ryaml lacks (tags, merge keys), is read again by PyYAML alone.
+_YAML11_BOOLS = frozenset(
+    [
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+    ]
+)
+_YAML11_NUMBER = re.compile(r"[-+]?(?:0[0-7_]+|0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+|[0-9_]+)")
+_TAG = re.compile(r"(?:^|[ \t\[{,:-])!", re.MULTILINE)
+
+
+def _yaml11_differs(value: Any) -> bool:
+    """Whether ryaml's reading of a document may differ from PyYAML's."""
+    if isinstance(value, str):
+        return value in _YAML11_BOOLS or (
+            value[:1] in "+-0123456789" and _YAML11_NUMBER.fullmatch(value) is not None
+        )
+    if isinstance(value, dict):
+        return any(k == "<<" or _yaml11_differs(k) or _yaml11_differs(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_yaml11_differs(v) for v in value)
+    return isinstance(value, float)
+
+
+_DOCUMENT_START = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.MULTILINE)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -31,11 +93,20 @@ class Manifest:
     position: int
     """0-based position of the object in its file (List items count one each)."""
     data: Any
-    node: yaml.Node | None
+    source: str
+    """The YAML text of the document the object came from (composed again for positions)."""
+    first_line: int = 0
+    """0-based line of `source` in the file."""
+    prefix: tuple[str | int, ...] = ()
+    """Path of the object inside its document (`("items", 3)` for a List item)."""
 
     def locate(self, field_path: str) -> tuple[int, int]:
         """1-based line and column of a field, or of its nearest existing ancestor."""
-        return locate(self.node, field_path)
+        node = yaml.compose(self.source, Loader=K8sLoader)
+        for token in self.prefix:
+            node = _child(node, token) if node is not None else None
+        line, column = locate(node, field_path)
+        return line + self.first_line, column
 
 
 def expand_paths(paths: list[str]) -> list[str]:
@@ -62,30 +133,62 @@ def read_text(path: str) -> str:
         raise ManifestError(f"{path}: cannot read: {reason}") from None
 
 
+def _documents(text: str) -> list[tuple[int, str]]:
+    """The text cut at document markers: (0-based first line, text) of each document."""
+    starts = []
+    for match in _DOCUMENT_START.finditer(text):
+        if match.group().startswith("..."):
+            # A document end marker closes the document before it: cut after its line.
+            end_of_line = text.find("\n", match.start())
+            starts.append(len(text) if end_of_line < 0 else end_of_line + 1)
+        else:
+            starts.append(match.start())
+    starts = sorted(set(p for p in starts if p < len(text)))
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    out = []
+    line = 0
+    for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        chunk = text[begin:end]
+        out.append((line, chunk))
+        line += chunk.count("\n")
+    return out
+
+
+def _load_slow(chunk: str) -> list[Any]:
+    return [d for d in yaml.load_all(chunk, Loader=K8sLoader)]
+
+
+def _load(chunk: str) -> list[Any]:
+    """The objects of one document's text: ryaml when it reads it as PyYAML would."""
+    if _ryaml_loads is None or "0o" in chunk or ("!" in chunk and _TAG.search(chunk)):
+        return _load_slow(chunk)
+    try:
+        data = _ryaml_loads(chunk)
+    except Exception:  # anything ryaml refuses, PyYAML reads or explains
+        return _load_slow(chunk)
+    return _load_slow(chunk) if _yaml11_differs(data) else [data]
+
+
 def parse(text: str, file: str) -> list[Manifest]:
     """Every object of a multi-document YAML (or JSON) text, `kind: List` expanded."""
-    loader = _Loader(text)
     out: list[Manifest] = []
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            data = loader.construct_document(node)
+    for first_line, chunk in _documents(text):
+        try:
+            documents = _load(chunk)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            line = first_line + mark.line + 1 if mark is not None else first_line + 1
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise ManifestError(f"{file}:{line}: cannot parse YAML: {problem}") from None
+        for data in documents:
             if data is None:
                 continue
-            if _is_list(data) and isinstance(node, yaml.MappingNode):
-                items_node = _child(node, "items")
-                items = items_node.value if isinstance(items_node, yaml.SequenceNode) else []
-                for item, item_node in zip(data["items"] or [], items, strict=False):
-                    out.append(Manifest(file, len(out), item, item_node))
+            if _is_list(data):
+                for i, item in enumerate(data["items"] or []):
+                    out.append(Manifest(file, len(out), item, chunk, first_line, ("items", i)))
                 continue
-            out.append(Manifest(file, len(out), data, node))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else file
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError(f"{where}: cannot parse YAML: {problem}") from None
-    finally:
-        loader.dispose()
+            out.append(Manifest(file, len(out), data, chunk, first_line))
     return out
 
 

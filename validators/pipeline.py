@@ -163,7 +163,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += _job_spec(ctx, raw_spec if isinstance(raw_spec, dict) else {})
         errors += check_immutable_fields(ctx)
         errors += check_template_update(ctx)
-    errors += check_suspend_update(ctx, {k: r.params for k, r in settings.rules.items()})
+    errors += check_suspend_update(ctx, settings.params)
     errors += check_suspend_policies(ctx, settings.policies, ctx.namespace)
     return errors
 
@@ -253,7 +253,12 @@ class Mutation:
 
 def mutate(request: Request, settings: Settings) -> Mutation:
     """The mutation for a request; objects that cannot be read are left to /validate."""
-    if request.kind != "Job" or request.operation is not Operation.CREATE or request.subresource:
+    if (
+        request.kind != "Job"
+        or request.operation is not Operation.CREATE
+        or request.subresource
+        or not any(p.force_suspend_on_create for p in settings.policies.policies)
+    ):
         return Mutation(None)
     try:
         ctx = _job_context(request, settings)

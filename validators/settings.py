@@ -65,10 +65,13 @@ class Settings:
     overrides: tuple[tuple[str, RuleOverride], ...] = ()
     policies: PolicySet = field(default_factory=PolicySet)
     rules: Mapping[str, ResolvedRule] = field(init=False, repr=False, compare=False)
+    params: Mapping[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
+    """Each rule's configured parameters."""
 
     def __post_init__(self) -> None:
         resolved = {info.id: _resolve(info, self.enforcement, self.overrides) for info in RULES}
         object.__setattr__(self, "rules", resolved)
+        object.__setattr__(self, "params", {k: r.params for k, r in resolved.items()})
 
     def rule(self, rule_id: str) -> ResolvedRule:
         return self.rules[rule_id]
