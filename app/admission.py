@@ -236,32 +236,77 @@ def review(parsed: ParsedReview, settings: Settings) -> tuple[dict[str, Any], Ve
     return body, verdict
 
 
-def review_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any], Verdict | None]:
-    """HTTP status, JSON body and verdict for a raw request body. Never raises."""
+@dataclass(slots=True)
+class Outcome:
+    """What one webhook call did: the HTTP answer and, for logs and metrics, what it judged."""
+
+    status: int
+    payload: dict[str, Any]
+    parsed: ParsedReview | None = None
+    verdict: Verdict | None = None
+    patched: bool = False
+
+    @property
+    def result(self) -> str:
+        """allowed | denied | bad_request | error, for metrics and logs."""
+        if self.status != 200:
+            return "bad_request"
+        response = self.payload.get("response", {})
+        if self.verdict is None and not self.patched and response.get("allowed") is False:
+            return "error"
+        return "allowed" if response.get("allowed") else "denied"
+
+
+def handle_validate(body: bytes, settings: Settings) -> Outcome:
+    """/validate: the Outcome for a raw body. Never raises."""
     try:
         parsed = parse_review(body)
     except BadReview as exc:
-        return 400, {"error": str(exc)}, None
+        return Outcome(400, {"error": str(exc)})
     try:
         out, verdict = review(parsed, settings)
     except Exception:  # a bug must not become a 5xx: deny with a clear, traceback-free reason
         log.exception("internal error judging request uid=%s", parsed.uid)
-        out = {
-            "apiVersion": parsed.api_version,
-            "kind": "AdmissionReview",
-            "response": {
-                "uid": parsed.uid,
-                "allowed": False,
-                "status": {
-                    "status": "Failure",
-                    "message": "jobguard could not judge this object (internal error, logged)",
-                    "reason": "BadRequest",
-                    "code": 400,
-                },
+        return Outcome(200, _internal_error(parsed), parsed)
+    return Outcome(200, out, parsed, verdict)
+
+
+def handle_mutate(body: bytes, settings: Settings) -> Outcome:
+    """/mutate: the Outcome for a raw body. Never raises."""
+    try:
+        parsed = parse_review(body)
+    except BadReview as exc:
+        return Outcome(400, {"error": str(exc)})
+    try:
+        out = mutate_review(parsed, settings)
+    except Exception:  # never a 5xx: leave the object unchanged, /validate still judges it
+        log.exception("internal error mutating request uid=%s", parsed.uid)
+        response = {"uid": parsed.uid, "allowed": True}
+        out = {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
+    return Outcome(200, out, parsed, patched="patch" in out["response"])
+
+
+def _internal_error(parsed: ParsedReview) -> dict[str, Any]:
+    return {
+        "apiVersion": parsed.api_version,
+        "kind": "AdmissionReview",
+        "response": {
+            "uid": parsed.uid,
+            "allowed": False,
+            "status": {
+                "status": "Failure",
+                "message": "jobguard could not judge this object (internal error, logged)",
+                "reason": "BadRequest",
+                "code": 400,
             },
-        }
-        return 200, out, None
-    return 200, out, verdict
+        },
+    }
+
+
+def review_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any], Verdict | None]:
+    """HTTP status, JSON body and verdict for a raw request body. Never raises."""
+    outcome = handle_validate(body, settings)
+    return outcome.status, outcome.payload, outcome.verdict
 
 
 def mutate_review(parsed: ParsedReview, settings: Settings) -> dict[str, Any]:
@@ -281,17 +326,5 @@ def mutate_review(parsed: ParsedReview, settings: Settings) -> dict[str, Any]:
 
 def mutate_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any]]:
     """HTTP status and JSON body for a raw /mutate request body. Never raises."""
-    try:
-        parsed = parse_review(body)
-    except BadReview as exc:
-        return 400, {"error": str(exc)}
-    try:
-        return 200, mutate_review(parsed, settings)
-    except Exception:  # never a 5xx: leave the object unchanged, /validate still judges it
-        log.exception("internal error mutating request uid=%s", parsed.uid)
-        response = {"uid": parsed.uid, "allowed": True}
-        return 200, {
-            "apiVersion": parsed.api_version,
-            "kind": "AdmissionReview",
-            "response": response,
-        }
+    outcome = handle_mutate(body, settings)
+    return outcome.status, outcome.payload

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -28,8 +29,11 @@ def _load(path: str | None) -> FileConfig:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from app.main import create_app
+    from app.main import ServerOptions, create_app
+    from app.observability import certificate_not_after, configure_logging
+    from app.server import GracefulServer
 
+    configure_logging(args.log_level)
     config = _load(args.config)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         print("jobguard: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
@@ -37,14 +41,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tls = bool(args.tls_cert_file)
     if not tls:
         log.warning("serving plain HTTP: the API server calls webhooks only over TLS")
-    uvicorn.run(
-        create_app(config, args.config),
+    options = ServerOptions(
+        max_body_bytes=args.max_body_bytes,
+        body_timeout=args.body_timeout,
+        log_bodies=args.log_bodies,
+    )
+    app = create_app(config, args.config, options=options)
+    if tls:
+        app.metrics.set_certificate(certificate_not_after(args.tls_cert_file))
+    server_config = uvicorn.Config(
+        app,
         host=args.host,
         port=args.port,
         ssl_certfile=args.tls_cert_file if tls else None,
         ssl_keyfile=args.tls_private_key_file if tls else None,
-        log_level="info",
+        log_config=None,
+        access_log=False,
+        timeout_keep_alive=args.idle_timeout,
+        timeout_graceful_shutdown=args.grace_period,
+        lifespan="on",
     )
+    GracefulServer(server_config, app, args.shutdown_delay).run()
     return 0
 
 
@@ -119,6 +136,38 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls-cert-file")
     serve.add_argument("--tls-private-key-file")
     serve.add_argument("--config")
+    serve.add_argument(
+        "--log-level",
+        default=os.environ.get("JOBGUARD_LOG_LEVEL", "info"),
+        choices=["debug", "info", "warning", "error"],
+    )
+    serve.add_argument(
+        "--log-bodies",
+        action="store_true",
+        help="log request bodies (may contain secrets; debugging only)",
+    )
+    serve.add_argument("--max-body-bytes", type=int, default=7 * 1024 * 1024)
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a client may take to send a request body",
+    )
+    serve.add_argument(
+        "--idle-timeout", type=int, default=5, help="seconds an idle keep-alive connection is kept"
+    )
+    serve.add_argument(
+        "--shutdown-delay",
+        type=float,
+        default=5.0,
+        help="seconds between SIGTERM (readiness false) and closing the listener",
+    )
+    serve.add_argument(
+        "--grace-period",
+        type=int,
+        default=20,
+        help="seconds in-flight requests get after the listener closes",
+    )
     serve.set_defaults(func=cmd_serve)
 
     rev = sub.add_parser("review", help="judge one AdmissionReview JSON (file or -)")

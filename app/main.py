@@ -1,4 +1,8 @@
-"""The ASGI app (`app.main:app`): /validate, /healthz, /readyz. A thin shell over validators."""
+"""The ASGI app (`app.main:app`).
+
+POST /validate and /mutate take a lean path (raw body, one orjson parse, the pure validators);
+/healthz, /readyz and /metrics are served by FastAPI behind it. A thin shell: no rule logic.
+"""
 
 from __future__ import annotations
 
@@ -6,91 +10,255 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.admission import mutate_body, review_body
+from app.admission import Outcome, handle_mutate, handle_validate
 from app.config import CONFIG_ENV, FileConfig, load_config
+from app.observability import Metrics
 from app.reload import ConfigReloader
 from validators import Settings
 
 log = logging.getLogger("jobguard")
+request_log = logging.getLogger("jobguard.requests")
 
-# Two full Job objects plus the review envelope stay far below this (etcd caps objects at 1.5 MiB).
-MAX_BODY_BYTES = 4 * 1024 * 1024
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_TIMEOUT_PARAM = re.compile(rb"(?:^|&)timeout=(\d+)s(?:&|$)")
+HANDLERS: dict[str, Callable[[bytes, Settings], Outcome]] = {
+    "/validate": handle_validate,
+    "/mutate": handle_mutate,
+}
 
 
-def _json(payload: object, status: int) -> Response:
-    return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    max_body_bytes: int = 7 * 1024 * 1024
+    """Larger bodies get 413 without being read (etcd keeps objects under 1.5 MiB)."""
+    body_timeout: float = 10.0
+    """Seconds a client may take to send a body (less when the API server's budget is less)."""
+    log_bodies: bool = False
+    """Log request objects (they can hold secrets in env values): for debugging only."""
+
+
+class WebhookApp:
+    """ASGI entry point: the webhook endpoints directly, everything else through FastAPI."""
+
+    def __init__(self, api: FastAPI, options: ServerOptions, metrics: Metrics) -> None:
+        self.api = api
+        self.options = options
+        self.metrics = metrics
+
+    @property
+    def state(self) -> Any:
+        return self.api.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in HANDLERS:
+            await self._webhook(scope, receive, send)
+        else:
+            await self.api(scope, receive, send)
+
+    async def _webhook(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = scope["path"]
+        started = time.perf_counter()
+        budget = self._budget(scope)
+        declared = _content_length(scope)
+        if declared is not None and declared > self.options.max_body_bytes:
+            await _respond(
+                send, 413, {"error": f"body exceeds {self.options.max_body_bytes} bytes"}
+            )
+            return
+        try:
+            body = await asyncio.wait_for(self._read(receive), budget)
+        except TimeoutError:
+            await _respond(send, 408, {"error": f"body not received within {budget:g}s"})
+            return
+        except _TooLarge:
+            await _respond(
+                send, 413, {"error": f"body exceeds {self.options.max_body_bytes} bytes"}
+            )
+            return
+        except _Disconnected:
+            return
+        outcome = HANDLERS[endpoint](body, self.api.state.settings)
+        await _respond(send, outcome.status, outcome.payload)
+        self._observe(endpoint, outcome, time.perf_counter() - started, body)
+
+    def _budget(self, scope: Scope) -> float:
+        """The API server's `?timeout=Ns` (time left for the call), capped by our own limit."""
+        match = _TIMEOUT_PARAM.search(scope.get("query_string", b""))
+        limit = self.options.body_timeout
+        return min(limit, float(match.group(1))) if match else limit
+
+    async def _read(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.options.max_body_bytes:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _observe(self, endpoint: str, outcome: Outcome, seconds: float, body: bytes) -> None:
+        parsed = outcome.parsed
+        request = parsed.request if parsed is not None else None
+        resource = (parsed.raw_request.get("resource") or {}) if parsed is not None else {}
+        resource_name = resource.get("resource", "") if isinstance(resource, dict) else ""
+        verdict = outcome.result
+        self.metrics.requests.labels(
+            endpoint.strip("/"),
+            request.operation.value if request is not None else "",
+            resource_name if isinstance(resource_name, str) else "",
+            request.subresource if request is not None else "",
+            verdict,
+        ).inc()
+        self.metrics.latency.labels(endpoint.strip("/")).observe(seconds)
+        rules: list[str] = []
+        if outcome.verdict is not None:
+            for violation in outcome.verdict.unique():
+                rules.append(violation.error.rule)
+                self.metrics.violations.labels(
+                    violation.error.rule, violation.enforcement.value
+                ).inc()
+        if not request_log.isEnabledFor(logging.INFO):
+            return
+        fields: dict[str, Any] = {
+            "endpoint": endpoint.strip("/"),
+            "verdict": verdict,
+            "latency_ms": round(seconds * 1000, 3),
+        }
+        if request is not None and parsed is not None:
+            fields.update(
+                uid=parsed.uid,
+                kind=request.kind,
+                namespace=request.namespace,
+                name=outcome.verdict.name if outcome.verdict is not None else request.name,
+                operation=request.operation.value,
+                subresource=request.subresource,
+                user=request.requester.username,
+                dry_run=request.dry_run,
+                rules=rules,
+            )
+        if outcome.patched:
+            fields["patched"] = True
+        if self.options.log_bodies:
+            fields["body"] = body.decode("utf-8", "replace")
+        request_log.info("admission request", extra={"fields": fields})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _respond(send: Send, status: int, payload: object) -> None:
+    body = orjson.dumps(payload)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def create_app(
-    config: FileConfig | None = None, config_path: str | None = None, reload_interval: float = 2.0
-) -> FastAPI:
+    config: FileConfig | None = None,
+    config_path: str | None = None,
+    reload_interval: float = 2.0,
+    options: ServerOptions | None = None,
+) -> WebhookApp:
     """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
     defaults; with a file, the file is watched and reloaded (see app.reload)."""
     config_path = config_path or os.environ.get(CONFIG_ENV) or None
     loaded = config if config is not None else load_config(config_path)
     settings = loaded.to_settings()
+    metrics = Metrics()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(api: FastAPI) -> AsyncIterator[None]:
         watcher = None
-        if app.state.reloader is not None:
-            watcher = asyncio.create_task(app.state.reloader.run())
-        app.state.ready = True
-        log.info("jobguard ready (kubernetesVersion %s)", settings.semantics.version)
+        if api.state.reloader is not None:
+            watcher = asyncio.create_task(api.state.reloader.run())
+        api.state.ready = True
+        log.info("jobguard ready (kubernetesVersion %s)", api.state.settings.semantics.version)
         try:
             yield
         finally:
-            app.state.ready = False
+            api.state.ready = False
             if watcher is not None:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
 
-    app = FastAPI(title="jobguard", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.ready = False
-    app.state.settings = settings
+    api = FastAPI(title="jobguard", lifespan=lifespan, docs_url=None, redoc_url=None)
+    api.state.ready = False
+    api.state.settings = settings
+    api.state.metrics = metrics
 
     def apply(new_settings: Settings) -> None:
-        app.state.settings = new_settings
+        api.state.settings = new_settings
 
-    app.state.reloader = (
-        ConfigReloader(config_path, apply, reload_interval) if config_path else None
+    def reloaded(ok: bool) -> None:
+        metrics.config_reloads.labels("success" if ok else "failure").inc()
+
+    api.state.reloader = (
+        ConfigReloader(config_path, apply, reload_interval, observer=reloaded)
+        if config_path
+        else None
     )
 
-    @app.post("/validate")
-    async def validate(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _json({"error": "body exceeds 4 MiB"}, 413)
-        status, payload, _ = review_body(body, app.state.settings)
-        return _json(payload, status)
-
-    @app.post("/mutate")
-    async def mutate(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _json({"error": "body exceeds 4 MiB"}, 413)
-        status, payload = mutate_body(body, app.state.settings)
-        return _json(payload, status)
-
-    @app.get("/healthz")
+    @api.get("/healthz")
     async def healthz() -> Response:
         return PlainTextResponse("ok")
 
-    @app.get("/readyz")
+    @api.get("/readyz")
     async def readyz() -> Response:
-        if app.state.ready:
+        if api.state.ready:
             return PlainTextResponse("ok")
         return PlainTextResponse("not ready", status_code=503)
 
-    return app
+    @api.get("/metrics")
+    async def metrics_endpoint() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return WebhookApp(api, options or ServerOptions(), metrics)
 
 
 app = create_app()

@@ -37,6 +37,8 @@ class ConfigReloader:
     path: str
     apply: Callable[[Settings], None]
     interval: float = 2.0
+    observer: Callable[[bool], None] | None = None
+    """Told the result of every reload attempt (metrics)."""
     reloads: int = 0
     failures: int = 0
     last_error: str | None = None
@@ -57,10 +59,14 @@ class ConfigReloader:
             self.failures += 1
             self.last_error = str(exc)
             log.error("configuration reload rejected, keeping the last good one: %s", exc)
+            if self.observer is not None:
+                self.observer(False)
             return False
         self.apply(settings)
         self.reloads += 1
         self.last_error = None
+        if self.observer is not None:
+            self.observer(True)
         log.info("configuration reloaded from %s", self.path)
         return True
 

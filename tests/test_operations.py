@@ -1,0 +1,279 @@
+"""Operating the server: metrics, request logs, body limits, budgets, graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import ServerOptions, create_app
+from app.observability import JsonFormatter
+from tests.builders import job
+from tests.reviews import review
+
+
+def bad_job() -> dict[str, Any]:
+    return job(
+        completionMode="Indexed",
+        completions=2,
+        parallelism=2,
+        successPolicy={"rules": [{"succeededCount": 3}]},
+    )
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        if all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name} {labels} not found")
+
+
+def test_metrics_count_requests_verdicts_violations_and_latency() -> None:
+    app = create_app()
+    with TestClient(app) as client:
+        client.post("/validate", json=review(job()))
+        client.post("/validate", json=review(bad_job()))
+        client.post("/validate", json=review(bad_job()))
+        client.post("/validate", content=b"nope")
+        client.post("/mutate", json=review(job()))
+        text = client.get("/metrics").text
+    assert (
+        metric(
+            text,
+            "jobguard_requests_total",
+            endpoint="validate",
+            operation="CREATE",
+            resource="jobs",
+            subresource="",
+            verdict="allowed",
+        )
+        == 1
+    )
+    assert metric(text, "jobguard_requests_total", endpoint="validate", verdict="denied") == 2
+    assert metric(text, "jobguard_requests_total", endpoint="validate", verdict="bad_request") == 1
+    assert metric(text, "jobguard_requests_total", endpoint="mutate", verdict="allowed") == 1
+    assert metric(text, "jobguard_violations_total", rule="SP-008", enforcement="deny") == 2
+    assert metric(text, "jobguard_request_duration_seconds_count", endpoint="validate") == 4
+    assert (
+        metric(text, "jobguard_request_duration_seconds_bucket", endpoint="validate", le="0.0005")
+        >= 0
+    )
+    assert (
+        metric(text, "jobguard_request_duration_seconds_bucket", endpoint="validate", le="30.0")
+        == 4
+    )
+
+
+def test_metrics_for_reloads_and_certificate_expiry(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("kubernetesVersion: '1.35'\n")
+    app = create_app(config_path=str(config))
+    app.metrics.set_certificate(datetime.now(UTC) + timedelta(days=10))
+    config.write_text("kubernetesVersion: '9.9'\n")
+    app.state.reloader.check(force=True)
+    config.write_text("kubernetesVersion: '1.36'\n")
+    app.state.reloader.check(force=True)
+    with TestClient(app) as client:
+        text = client.get("/metrics").text
+    assert metric(text, "jobguard_config_reloads_total", result="success") == 1
+    assert metric(text, "jobguard_config_reloads_total", result="failure") == 1
+    seconds = metric(text, "jobguard_certificate_expiry_seconds")
+    assert 9.9 * 86400 < seconds <= 10 * 86400
+
+
+def test_one_structured_log_line_per_request_without_bodies(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    body = review(bad_job(), user="alice")
+    with (
+        caplog.at_level(logging.INFO, logger="jobguard.requests"),
+        TestClient(create_app()) as client,
+    ):
+        client.post("/validate", json=body)
+    records = [r for r in caplog.records if r.name == "jobguard.requests"]
+    assert len(records) == 1
+    fields = records[0].fields  # type: ignore[attr-defined]
+    assert {
+        k: fields[k]
+        for k in ("uid", "kind", "namespace", "name", "operation", "user", "verdict", "rules")
+    } == {
+        "uid": "uid-1",
+        "kind": "Job",
+        "namespace": "default",
+        "name": "pi",
+        "operation": "CREATE",
+        "user": "alice",
+        "verdict": "denied",
+        "rules": ["SP-008"],
+    }
+    assert fields["latency_ms"] >= 0
+    assert "body" not in fields
+    line = JsonFormatter().format(records[0])
+    assert "\n" not in line and json.loads(line)["verdict"] == "denied"
+    assert "busybox" not in line  # nothing of the object is logged
+
+
+def test_bodies_logged_only_when_asked(caplog: pytest.LogCaptureFixture) -> None:
+    app = create_app(options=ServerOptions(log_bodies=True))
+    with caplog.at_level(logging.INFO, logger="jobguard.requests"), TestClient(app) as client:
+        client.post("/validate", json=review(job()))
+    fields = next(r for r in caplog.records if r.name == "jobguard.requests").fields  # type: ignore[attr-defined]
+    assert "busybox" in fields["body"]
+
+
+# --- limits, driven at the ASGI level to control exactly what the client sends --------------
+
+
+def call(
+    app: Any,
+    headers: list[tuple[bytes, bytes]],
+    chunks: list[bytes],
+    query: bytes = b"",
+    delay: float = 0.0,
+) -> tuple[int, dict[str, Any], int]:
+    """Status, JSON body and how many body chunks the app read."""
+    reads = 0
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal reads
+        if delay:
+            await asyncio.sleep(delay)
+        index = reads
+        reads += 1
+        return {"type": "http.request", "body": chunks[index], "more_body": index < len(chunks) - 1}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/validate",
+        "headers": headers,
+        "query_string": query,
+    }
+    asyncio.run(app(scope, receive, send))
+    status = sent[0]["status"]
+    return status, orjson.loads(sent[1]["body"]), reads
+
+
+def test_declared_oversized_body_is_refused_unread() -> None:
+    app = create_app(options=ServerOptions(max_body_bytes=1000))
+    status, body, reads = call(app, [(b"content-length", b"5000")], [b"x" * 5000])
+    assert (status, reads) == (413, 0)
+    assert body == {"error": "body exceeds 1000 bytes"}
+
+
+def test_streamed_oversized_body_is_refused_once_over() -> None:
+    app = create_app(options=ServerOptions(max_body_bytes=1000))
+    status, _, reads = call(app, [], [b"x" * 600] * 5)
+    assert (status, reads) == (413, 2)
+
+
+def test_slow_body_is_cut_at_the_api_servers_budget() -> None:
+    app = create_app(options=ServerOptions(body_timeout=30))
+    status, body, _ = call(app, [], [b"{}"], query=b"timeout=1s", delay=1.5)
+    assert status == 408 and body == {"error": "body not received within 1s"}
+
+
+def test_pathological_json_is_a_400() -> None:
+    app = create_app()
+    status, body, _ = call(app, [], [b"[" * 100_000 + b"]" * 100_000])
+    assert status == 400 and "not valid JSON" in body["error"]
+
+
+# --- graceful stop under load ------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_sigterm_drains_without_failing_a_request() -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--shutdown-delay",
+            "1.5",
+            "--grace-period",
+            "5",
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "JOBGUARD_CONFIG": ""},
+    )
+    url = f"http://127.0.0.1:{port}"
+    body = orjson.dumps(review(job()))
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+        results: list[int] = []
+        failures: list[str] = []
+        stop = threading.Event()
+
+        def hammer() -> None:
+            # A well-behaved client (the API server's view): stop sending once not ready.
+            with httpx.Client(base_url=url, timeout=5) as http:
+                while not stop.is_set():
+                    try:
+                        results.append(http.post("/validate", content=body).status_code)
+                        if http.get("/readyz").status_code != 200:
+                            return
+                    except httpx.HTTPError as exc:
+                        failures.append(repr(exc))
+                        return
+
+        threads = [threading.Thread(target=hammer) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(timeout=15)
+        stop.set()
+        assert failures == []
+        assert results and set(results) == {200}
+        # uvicorn re-raises the handled signal once it has shut down cleanly.
+        assert proc.wait(timeout=15) in (0, -signal.SIGTERM)
+        assert b"Traceback" not in (proc.stderr.read() if proc.stderr else b"")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
