@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEV_CERTS := certs/dev
 
-.PHONY: venv test lint typecheck unit run certs bench clean
+.PHONY: venv test lint typecheck unit run certs bench fuzz clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed; installing python3-venv"; \
@@ -40,6 +40,10 @@ bench: venv
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
 	$(BIN)/python bench/bench_validate.py
 	$(BIN)/python bench/bench_check.py
+
+# A long fuzzing campaign (the suite runs a bounded one).
+fuzz: venv
+	JOBGUARD_FUZZ_EXAMPLES=20000 $(BIN)/pytest -q tests/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 _ATOI = re.compile(r"\+?[0-9]+")
 _INT64_MAX = 2**63 - 1
@@ -82,8 +83,22 @@ def parse_intervals(indexes: str, completions: int) -> list[Interval]:
 
 
 def count_indexes(indexes: str, completions: int) -> int:
-    """Number of indexes in the set, or IndexParseError."""
-    return sum(len(interval) for interval in iter_intervals(indexes, completions))
+    """Number of indexes in the set, or IndexParseError.
+
+    The same strings come back on every status update of a Job, so results are cached.
+    """
+    size, error = _count_cached(indexes, completions)
+    if error is not None:
+        raise IndexParseError(error)
+    return size
+
+
+@lru_cache(maxsize=512)
+def _count_cached(indexes: str, completions: int) -> tuple[int, str | None]:
+    try:
+        return sum(len(interval) for interval in iter_intervals(indexes, completions)), None
+    except IndexParseError as exc:
+        return 0, str(exc)
 
 
 def _lenient_intervals(indexes: str, completions: int) -> Iterator[Interval]:

@@ -19,7 +19,7 @@ from validators.errors import (
     non_negative,
     required,
 )
-from validators.intervals import IndexParseError, first_overlap, parse_intervals
+from validators.intervals import IndexParseError, count_indexes, first_overlap
 from validators.lifecycle import COMPLETE, FAILED, FAILURE_TARGET, JobState
 from validators.model import INDEXED, Job
 from validators.semantic import normalize
@@ -151,7 +151,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
     failed = status.failed_indexes
     if opts.reject_invalid_completed_indexes and completions is not None and completed is not None:
         try:
-            parse_intervals(completed, completions)
+            count_indexes(completed, completions)
         except IndexParseError as exc:
             errors.append(
                 invalid(
@@ -168,7 +168,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
         and failed is not None
     ):
         try:
-            parse_intervals(failed, completions)
+            count_indexes(failed, completions)
         except IndexParseError as exc:
             errors.append(
                 invalid(
