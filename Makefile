@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEV_CERTS := certs/dev
 
-.PHONY: venv test lint typecheck unit run certs bench fuzz clean
+.PHONY: venv test lint typecheck unit run certs bench bench-http fuzz clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed; installing python3-venv"; \
@@ -40,6 +40,13 @@ bench: venv
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
 	$(BIN)/python bench/bench_validate.py
 	$(BIN)/python bench/bench_check.py
+	$(MAKE) bench-http
+
+# The webhook over TLS with wrk and hey (Debian packages), beside a bare ASGI floor.
+bench-http: venv
+	@command -v wrk >/dev/null && command -v hey >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq wrk hey; }
+	$(BIN)/python bench/bench_http.py
 
 # A long fuzzing campaign (the suite runs a bounded one).
 fuzz: venv

@@ -158,7 +158,8 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     if ctx.operation is Operation.UPDATE:
         assert ctx.old_raw is not None
         raw_spec = ctx.new_raw.get("spec")
-        errors += check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw))
+        # Label syntax was judged with the create-style checks above.
+        errors += check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw), syntax=False)
         # Upstream's ValidateJobSpecUpdate runs ValidateJobSpec a second time.
         errors += _job_spec(ctx, raw_spec if isinstance(raw_spec, dict) else {})
         errors += check_immutable_fields(ctx)

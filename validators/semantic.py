@@ -97,6 +97,7 @@ def normalize(value: Any, key: str = "") -> Any:
 
 def semantic_equal(a: Any, b: Any) -> bool:
     """True when two JSON values are equal under Kubernetes semantic equality."""
-    if a is b:
+    # Plain equality first: most compared values are unchanged, and == runs in C.
+    if a is b or a == b:
         return True
     return bool(normalize(a) == normalize(b))

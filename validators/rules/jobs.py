@@ -16,7 +16,7 @@ from validators.prepare import (
     LEGACY_JOB_NAME_LABEL,
 )
 from validators.selectors import selector_matches, validate_selector
-from validators.semantic import normalize, semantic_equal
+from validators.semantic import semantic_equal
 
 
 def _get(raw: Any, *keys: str) -> Any:
@@ -182,8 +182,8 @@ def pod_resources_mutable(ctx: JobContext) -> bool:
 
 def check_template_update(ctx: JobContext) -> list[FieldError]:
     assert ctx.old_raw is not None
-    new_template = default_pod_template(_get(ctx.new_raw, "spec", "template") or {})
-    old_template = default_pod_template(_get(ctx.old_raw, "spec", "template") or {})
+    new_template = _get(ctx.new_raw, "spec", "template") or {}
+    old_template = _get(ctx.old_raw, "spec", "template") or {}
     scheduling = scheduling_directives_mutable(ctx)
     if scheduling:
         old_template = _overlay_scheduling(old_template, new_template)
@@ -191,12 +191,20 @@ def check_template_update(ctx: JobContext) -> list[FieldError]:
         # TM-003 replaces TM-001: only the pod spec is compared (metadata is not, upstream).
         new_pod = _get(new_template, "spec") or {}
         old_pod = _overlay_resources(_get(old_template, "spec") or {}, new_pod)
-        if normalize(old_pod) != normalize(new_pod):
+        if not _equal_after_defaults({"spec": old_pod}, {"spec": new_pod}):
             return [immutable("TM-003", "spec.template.spec", new_pod)]
         return []
-    if normalize(old_template) != normalize(new_template):
+    if not _equal_after_defaults(old_template, new_template):
         return [immutable("TM-001", "spec.template", new_template)]
     return []
+
+
+def _equal_after_defaults(old: Any, new: Any) -> bool:
+    """Semantic equality of pod templates, defaulting both only when they differ as sent
+    (a stored template against a manifest)."""
+    return semantic_equal(old, new) or semantic_equal(
+        default_pod_template(old), default_pod_template(new)
+    )
 
 
 def check_immutable_fields(ctx: JobContext) -> list[FieldError]:
@@ -240,4 +248,4 @@ def scheduling_directives_changed(old_raw: dict[str, Any], new_raw: dict[str, An
     old_template = _get(old_raw, "spec", "template") or {}
     new_template = _get(new_raw, "spec", "template") or {}
     overlaid = _overlay_scheduling(old_template, new_template)
-    return bool(normalize(overlaid) != normalize(old_template))
+    return not semantic_equal(overlaid, old_template)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from validators.errors import ErrorType, FieldError, immutable, invalid
@@ -24,6 +25,7 @@ _IMMUTABLE_META = (
 )
 
 
+@lru_cache(maxsize=4096)
 def qualified_name_problem(key: str) -> str | None:
     """Why a label or annotation key is not a qualified name, or None."""
     prefix, slash, name = key.rpartition("/")
@@ -44,6 +46,7 @@ def qualified_name_problem(key: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def label_value_problem(value: str) -> str | None:
     if value == "":
         return None
@@ -83,10 +86,13 @@ def check_labels_and_annotations(metadata: dict[str, Any], path: str) -> list[Fi
     return errors
 
 
-def check_metadata_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+def check_metadata_update(
+    new: dict[str, Any], old: dict[str, Any], *, syntax: bool = True
+) -> list[FieldError]:
+    """Immutable metadata, and label/annotation syntax unless the caller already checked it."""
     errors: list[FieldError] = []
     for key in _IMMUTABLE_META:
         new_value, old_value = new.get(key), old.get(key)
-        if normalize({key: new_value}) != normalize({key: old_value}):
+        if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
             errors.append(immutable("IM-008", f"metadata.{key}", new_value))
-    return errors + check_labels_and_annotations(new, "metadata")
+    return errors + check_labels_and_annotations(new, "metadata") if syntax else errors

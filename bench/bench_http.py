@@ -1,0 +1,335 @@
+"""The webhook over TLS on loopback, one server worker, beside the floor (bench/floor.py: a
+bare ASGI handler on the same uvicorn+TLS stack that only parses the body).
+
+Measures with wrk (saturating: throughput, p50/p99) and hey (a fixed 500 requests/s: p50/p99)
+for three reviews: a realistic Job UPDATE (~4 KB), a status update, and a status update of an
+Indexed Job whose completedIndexes are 64 KiB strings. Writes bench/results/http-<date>.json.
+
+Run: `make bench-http` (installs wrk and hey from the system packages when missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+UID = "5f0c1d2e-0000-4000-8000-000000000001"
+
+
+def _job(suspend: bool) -> dict[str, Any]:
+    labels = {
+        "controller-uid": UID,
+        "batch.kubernetes.io/controller-uid": UID,
+        "job-name": "train",
+        "batch.kubernetes.io/job-name": "train",
+        "kueue.x-k8s.io/queue-name": "team-a",
+    }
+    containers = [
+        {
+            "name": f"worker-{i}",
+            "image": "registry.example/trainer:2.1",
+            "command": ["python", "-m", "trainer", "--epochs", "10", "--batch-size", "256"],
+            "env": [{"name": f"VAR_{j}", "value": f"value-{j}"} for j in range(8)],
+            "resources": {
+                "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"},
+                "limits": {"memory": "16Gi", "nvidia.com/gpu": "1"},
+            },
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
+        for i in range(2)
+    ]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "team-a",
+            "uid": UID,
+            "generation": 1,
+            "resourceVersion": "123456",
+            "labels": labels,
+            "creationTimestamp": "2026-01-01T10:00:00Z",
+        },
+        "spec": {
+            "parallelism": 8,
+            "completions": 8,
+            "completionMode": "Indexed",
+            "backoffLimit": 6,
+            "suspend": suspend,
+            "manualSelector": False,
+            "podReplacementPolicy": "TerminatingOrFailed",
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": containers,
+                    "volumes": [{"name": "data", "emptyDir": {}}],
+                    "dnsPolicy": "ClusterFirst",
+                    "schedulerName": "default-scheduler",
+                    "securityContext": {},
+                    "terminationGracePeriodSeconds": 30,
+                },
+            },
+        },
+        "status": {},
+    }
+
+
+def _review(new: Any, old: Any, sub: str = "") -> bytes:
+    request = {
+        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+        "kind": {"group": "batch", "version": "v1", "kind": "Job"},
+        "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
+        "name": "train",
+        "namespace": "team-a",
+        "operation": "UPDATE",
+        "userInfo": {
+            "username": "system:serviceaccount:kueue-system:kueue",
+            "groups": ["system:serviceaccounts"],
+        },
+        "object": new,
+        "oldObject": old,
+        "dryRun": False,
+    }
+    if sub:
+        request["subResource"] = sub
+    return json.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+    ).encode()
+
+
+def reviews() -> dict[str, bytes]:
+    old = _job(True)
+    new = copy.deepcopy(old)
+    new["spec"]["suspend"] = False
+    new["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "a100"}
+    running = copy.deepcopy(new)
+    running["status"] = {"startTime": "2026-01-01T10:01:00Z", "active": 8, "ready": 6}
+    progressed = copy.deepcopy(running)
+    progressed["status"].update(ready=8, succeeded=1, completedIndexes="0")
+    big_old = copy.deepcopy(running)
+    big_old["spec"]["completions"] = big_old["spec"]["parallelism"] = 100_000
+    # Every other index done: a 64 KiB interval list, as a large Indexed Job reports it.
+    done = []
+    size = 0
+    i = 0
+    while size < 64 * 1024 - 16:
+        text = str(i)
+        done.append(text)
+        size += len(text) + 1
+        i += 2
+    big_old["status"]["completedIndexes"] = ",".join(done[:-1])
+    big_new = copy.deepcopy(big_old)
+    big_new["status"]["completedIndexes"] = ",".join(done)
+    big_new["status"]["succeeded"] = len(done)
+    return {
+        "job-update": _review(new, old),
+        "status-update": _review(progressed, running, "status"),
+        "status-64KiB-indexes": _review(big_new, big_old, "status"),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(command: list[str], url: str, ca: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.post(url, content=_review(_job(True), _job(True)), verify=ca, timeout=2)
+            return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"server did not start: {' '.join(command)}")
+
+
+_WRK_LUA = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("{body}", "rb")
+wrk.body = f:read("*all")
+f:close()
+"""
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def wrk(url: str, body_file: str, seconds: int, connections: int) -> dict[str, float]:
+    script = Path(body_file).with_suffix(".lua")
+    script.write_text(_WRK_LUA.replace("{body}", body_file))
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "requests_per_second": rps,
+        "p50_ms": p50,
+        "p99_ms": p99,
+        "non_2xx": float(errors.group(1)) if errors else 0.0,
+    }
+
+
+def hey(url: str, body_file: str, seconds: int, rate: int) -> dict[str, float]:
+    workers = 10
+    out = subprocess.run(
+        [
+            "hey",
+            "-z",
+            f"{seconds}s",
+            "-c",
+            str(workers),
+            "-q",
+            str(rate // workers),
+            "-m",
+            "POST",
+            "-T",
+            "application/json",
+            "-D",
+            body_file,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    p50 = float(re.search(r"50% in ([\d.]+) secs", out).group(1)) * 1000  # type: ignore[union-attr]
+    p99 = float(re.search(r"99% in ([\d.]+) secs", out).group(1)) * 1000  # type: ignore[union-attr]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    return {"requests_per_second": rps, "p50_ms": p50, "p99_ms": p99}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--rate", type=int, default=500)
+    args = parser.parse_args()
+    for tool in ("wrk", "hey"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is missing: apt-get install -y wrk hey (make bench-http)")
+    bindir = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as tmp:
+        from app.certs import generate
+
+        certs = generate("jobguard", "bench", Path(tmp) / "certs", dev=True)
+        ca = str(certs.ca_crt)
+        tls = ["--ssl-certfile", str(certs.tls_crt), "--ssl-keyfile", str(certs.tls_key)]
+        bodies = {}
+        for name, body in reviews().items():
+            path = Path(tmp) / f"{name}.json"
+            path.write_bytes(body)
+            bodies[name] = (str(path), len(body))
+        servers = {
+            "jobguard": [
+                str(bindir / "jobguard"),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--tls-cert-file",
+                str(certs.tls_crt),
+                "--tls-private-key-file",
+                str(certs.tls_key),
+                "--log-level",
+                "warning",
+                "--port",
+            ],
+            "floor": [
+                str(bindir / "uvicorn"),
+                "bench.floor:app",
+                "--host",
+                "127.0.0.1",
+                "--log-level",
+                "warning",
+                "--no-access-log",
+                *tls,
+                "--port",
+            ],
+        }
+        results: dict[str, Any] = {}
+        for server, command in servers.items():
+            port = _free_port()
+            url = f"https://127.0.0.1:{port}/validate"
+            proc = _start([*command, str(port)], url, ca)
+            try:
+                for name, (body_path, size) in bodies.items():
+                    saturated = wrk(url, body_path, args.seconds, args.connections)
+                    fixed = hey(url, body_path, args.seconds, args.rate)
+                    results.setdefault(name, {"bytes": size})[server] = {
+                        "saturated": saturated,
+                        f"fixed_{args.rate}_rps": fixed,
+                    }
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+    for row in results.values():
+        row["throughput_ratio_to_floor"] = round(
+            row["jobguard"]["saturated"]["requests_per_second"]
+            / row["floor"]["saturated"]["requests_per_second"],
+            3,
+        )
+    record = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "python bench/bench_http.py " + " ".join(sys.argv[1:]),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "settings": vars(args),
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"http-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(
+        f"{'review':22} {'bytes':>7} {'server':9} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7}"
+        f" {'@' + str(args.rate) + '/s p50':>10} {'p99':>7}"
+    )
+    for name, row in results.items():
+        for server in ("floor", "jobguard"):
+            s, f = row[server]["saturated"], row[server][f"fixed_{args.rate}_rps"]
+            print(
+                f"{name:22} {row['bytes']:7d} {server:9} {s['requests_per_second']:8.0f} "
+                f"{s['p50_ms']:7.2f} {s['p99_ms']:7.2f} {f['p50_ms']:10.2f} {f['p99_ms']:7.2f}"
+            )
+        print(f"{'':22} {'':7} ratio to floor: {row['throughput_ratio_to_floor']:.2f}")
+    print(f"written: {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
