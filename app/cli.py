@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import ssl
 import sys
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.main import ServerOptions, create_app
-    from app.observability import certificate_not_after, configure_logging
+    from app.observability import configure_logging
     from app.server import GracefulServer
 
     configure_logging(args.log_level)
@@ -46,15 +47,31 @@ def cmd_serve(args: argparse.Namespace) -> int:
         body_timeout=args.body_timeout,
         log_bodies=args.log_bodies,
     )
-    app = create_app(config, args.config, options=options)
+    tls_manager = None
     if tls:
-        app.metrics.set_certificate(certificate_not_after(args.tls_cert_file))
+        from app.tls import CertificateError, TLSManager
+
+        try:
+            tls_manager = TLSManager(
+                args.tls_cert_file,
+                args.tls_private_key_file,
+                args.client_ca_file,
+                args.tls_reload_interval,
+            )
+        except (CertificateError, OSError, ssl.SSLError) as exc:
+            print(f"jobguard: {exc}", file=sys.stderr)
+            return EXIT_UNUSABLE
+    elif args.client_ca_file:
+        print("jobguard: --client-ca-file needs TLS (--tls-cert-file)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    app = create_app(config, args.config, options=options, tls=tls_manager)
     server_config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
-        ssl_certfile=args.tls_cert_file if tls else None,
-        ssl_keyfile=args.tls_private_key_file if tls else None,
+        ssl_context_factory=(lambda _config, _default: tls_manager.context)
+        if tls_manager is not None
+        else None,
         log_config=None,
         access_log=False,
         timeout_keep_alive=args.idle_timeout,
@@ -124,6 +141,29 @@ def cmd_certs_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_certs_inspect(args: argparse.Namespace) -> int:
+    from app.certs import inspect
+
+    try:
+        info = inspect(Path(args.file))
+    except (OSError, ValueError) as exc:
+        print(f"jobguard: {args.file}: not a readable PEM certificate: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    days = info.days_left()
+    print(f"subject:   {info.subject}")
+    print(f"issuer:    {info.issuer}")
+    print(f"SANs:      {', '.join(info.sans) or '(none)'}")
+    print(f"not after: {info.not_after.isoformat()}")
+    print(f"days left: {days:.1f}")
+    if days <= 0:
+        print("jobguard: the certificate has expired", file=sys.stderr)
+        return 1
+    if days < args.warn_days:
+        print(f"jobguard: the certificate expires within {args.warn_days} days", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jobguard", description="Admission webhook for batch/v1 Jobs"
@@ -136,6 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls-cert-file")
     serve.add_argument("--tls-private-key-file")
     serve.add_argument("--config")
+    serve.add_argument(
+        "--client-ca-file", help="require and verify client certificates signed by this CA"
+    )
+    serve.add_argument(
+        "--tls-reload-interval",
+        type=float,
+        default=10.0,
+        help="seconds between checks of the certificate files",
+    )
     serve.add_argument(
         "--log-level",
         default=os.environ.get("JOBGUARD_LOG_LEVEL", "info"),
@@ -202,6 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--dev", action="store_true", help="also localhost and 127.0.0.1")
     gen.add_argument("--force", action="store_true")
     gen.set_defaults(func=cmd_certs_generate)
+    ins = certs_sub.add_parser("inspect", help="subject, SANs, issuer, expiry of a certificate")
+    ins.add_argument("file")
+    ins.add_argument("--warn-days", type=int, default=30)
+    ins.set_defaults(func=cmd_certs_inspect)
     return parser
 
 

@@ -26,6 +26,7 @@ from app.admission import Outcome, handle_mutate, handle_validate
 from app.config import CONFIG_ENV, FileConfig, load_config
 from app.observability import Metrics
 from app.reload import ConfigReloader
+from app.tls import TLSManager
 from validators import Settings
 
 log = logging.getLogger("jobguard")
@@ -203,6 +204,7 @@ def create_app(
     config_path: str | None = None,
     reload_interval: float = 2.0,
     options: ServerOptions | None = None,
+    tls: TLSManager | None = None,
 ) -> WebhookApp:
     """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
     defaults; with a file, the file is watched and reloaded (see app.reload)."""
@@ -213,24 +215,34 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(api: FastAPI) -> AsyncIterator[None]:
-        watcher = None
-        if api.state.reloader is not None:
-            watcher = asyncio.create_task(api.state.reloader.run())
+        tasks = [asyncio.create_task(api.state.reloader.run())] if api.state.reloader else []
+        if tls is not None:
+            tasks.append(asyncio.create_task(tls.run()))
         api.state.ready = True
         log.info("jobguard ready (kubernetesVersion %s)", api.state.settings.semantics.version)
         try:
             yield
         finally:
             api.state.ready = False
-            if watcher is not None:
-                watcher.cancel()
+            for task in tasks:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+                    await task
 
     api = FastAPI(title="jobguard", lifespan=lifespan, docs_url=None, redoc_url=None)
     api.state.ready = False
     api.state.settings = settings
     api.state.metrics = metrics
+    api.state.tls = tls
+    if tls is not None:
+        metrics.set_certificate(tls.not_after)
+
+        def certificate_reloaded(ok: bool, not_after: Any) -> None:
+            metrics.certificate_reloads.labels("success" if ok else "failure").inc()
+            if ok:
+                metrics.set_certificate(not_after)
+
+        tls.observer = certificate_reloaded
 
     def apply(new_settings: Settings) -> None:
         api.state.settings = new_settings
@@ -250,9 +262,12 @@ def create_app(
 
     @api.get("/readyz")
     async def readyz() -> Response:
-        if api.state.ready:
-            return PlainTextResponse("ok")
-        return PlainTextResponse("not ready", status_code=503)
+        # With TLS: ready only once the listener serves a valid, unexpired certificate.
+        if not api.state.ready:
+            return PlainTextResponse("not ready", status_code=503)
+        if tls is not None and not (tls.serving and tls.valid_now()):
+            return PlainTextResponse("not ready: TLS not serving a valid certificate", 503)
+        return PlainTextResponse("ok")
 
     @api.get("/metrics")
     async def metrics_endpoint() -> Response:

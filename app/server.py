@@ -25,6 +25,12 @@ class GracefulServer(uvicorn.Server):
         self.shutdown_delay = shutdown_delay
         self._draining = False
 
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        tls = getattr(self.jobguard_app.state, "tls", None)
+        if tls is not None and self.started:
+            tls.serving = True  # /readyz may now say ready
+
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._draining or self.shutdown_delay <= 0:
             self.jobguard_app.state.ready = False

@@ -1,0 +1,124 @@
+"""The serving certificate, reloaded when its files change.
+
+Mounted Secrets change by a symlink swap that emits no useful file event, so the files are
+polled. A new pair is first loaded into a throwaway context: a mismatched key, garbage or an
+expired certificate is rejected, logged and counted, and the old pair keeps serving. A good
+pair is loaded into the live context, so new handshakes get it while open connections finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import ssl
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cryptography import x509
+
+log = logging.getLogger("jobguard.tls")
+
+Signature = tuple[tuple[int, int, int, int] | None, ...]
+
+
+class CertificateError(ValueError):
+    """A certificate/key pair that cannot serve."""
+
+
+def _signature(*paths: str) -> Signature:
+    out: list[tuple[int, int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class TLSManager:
+    def __init__(
+        self,
+        cert_file: str,
+        key_file: str,
+        client_ca_file: str | None = None,
+        interval: float = 10.0,
+        observer: Callable[[bool, datetime | None], None] | None = None,
+    ) -> None:
+        self.cert_file = cert_file
+        self.key_file = key_file
+        self.client_ca_file = client_ca_file
+        self.interval = interval
+        self.observer = observer
+        self.serving = False
+        """Set once the server listens with this context."""
+        self.reloads = 0
+        self.failures = 0
+        self._signature = _signature(cert_file, key_file)
+        self.context = self._new_context()
+        self.not_after = self._load_into(self.context)
+
+    def _new_context(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.set_alpn_protocols(["http/1.1"])
+        if self.client_ca_file:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(cafile=self.client_ca_file)
+        return context
+
+    def _load_into(self, context: ssl.SSLContext) -> datetime:
+        """Load the current files (read once, so a pair is never torn) or raise."""
+        try:
+            cert_pem = Path(self.cert_file).read_bytes()
+            key_pem = Path(self.key_file).read_bytes()
+        except OSError as exc:
+            raise CertificateError(f"cannot read the certificate or key: {exc}") from None
+        try:
+            not_after = x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
+        except ValueError as exc:
+            raise CertificateError(f"{self.cert_file}: not a PEM certificate: {exc}") from None
+        if not_after <= datetime.now(UTC):
+            raise CertificateError(f"{self.cert_file}: expired at {not_after.isoformat()}")
+        with tempfile.TemporaryDirectory() as tmp:
+            cert_copy, key_copy = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
+            cert_copy.write_bytes(cert_pem)
+            key_copy.write_bytes(key_pem)
+            try:
+                probe = self._new_context()
+                probe.load_cert_chain(cert_copy, key_copy)  # rejects garbage, mismatched keys
+                context.load_cert_chain(cert_copy, key_copy)
+            except (ssl.SSLError, ValueError) as exc:
+                raise CertificateError(f"the certificate and key do not load: {exc}") from None
+        return not_after
+
+    def check(self, force: bool = False) -> bool:
+        """Reload if the files changed; True when a new pair is serving."""
+        signature = _signature(self.cert_file, self.key_file)
+        if not force and signature == self._signature:
+            return False
+        self._signature = signature
+        try:
+            self.not_after = self._load_into(self.context)
+        except CertificateError as exc:
+            self.failures += 1
+            log.error("new certificate rejected, keeping the current one: %s", exc)
+            if self.observer is not None:
+                self.observer(False, None)
+            return False
+        self.reloads += 1
+        log.info("serving certificate reloaded, valid until %s", self.not_after.isoformat())
+        if self.observer is not None:
+            self.observer(True, self.not_after)
+        return True
+
+    def valid_now(self) -> bool:
+        return self.not_after > datetime.now(UTC)
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self.check()
