@@ -80,8 +80,10 @@ def issue_serving(
     ips: list[str],
     days: int,
     not_before: datetime.datetime | None = None,
+    usage: x509.ObjectIdentifier = ExtendedKeyUsageOID.SERVER_AUTH,
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A serving certificate (ECDSA P-256) for the DNS names and IPs, signed by the CA."""
+    """A leaf certificate (ECDSA P-256) for the DNS names and IPs, signed by the CA; serving
+    by default, or for `usage` (e.g. client authentication)."""
     key = ec.generate_private_key(ec.SECP256R1())
     start = not_before or _now() - datetime.timedelta(minutes=5)
     sans: list[x509.GeneralName] = [x509.DNSName(n) for n in names]
@@ -96,7 +98,7 @@ def issue_serving(
         .not_valid_after(start + datetime.timedelta(days=days))
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
     return cert, key
