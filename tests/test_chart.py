@@ -1,0 +1,269 @@
+"""The Helm chart, rendered by Helm's own engine (helm-python-sdk bundles Helm's Go library)
+for each certificate mode; every object is checked against the Kubernetes OpenAPI schema."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from app.config import parse_config
+
+CHART = Path(__file__).resolve().parents[1] / "charts" / "jobguard"
+NAMESPACE = "jobguard-system"
+KUBERNETES = "1.35.0"
+CERT_MANAGER_KINDS = {"Issuer", "Certificate"}
+MODES: dict[str, dict[str, Any]] = {
+    "helm": {},
+    "certManager": {"certificates": {"mode": "certManager"}},
+    "existingSecret": {
+        "certificates": {
+            "mode": "existingSecret",
+            "existingSecret": {
+                "name": "corp-tls",
+                "caBundle": base64.b64encode(b"-----BEGIN CERTIFICATE-----").decode(),
+            },
+        }
+    },
+}
+
+
+def render(values: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Rendered objects by "Kind/name"."""
+    chart = helm.Chart.load(str(CHART))
+    manifests = chart.render(values or {}, name="jobguard", namespace=NAMESPACE, is_install=True)
+    objects: dict[str, dict[str, Any]] = {}
+    for path, text in manifests.items():
+        if path.endswith("NOTES.txt"):
+            continue
+        for doc in yaml.safe_load_all(text):
+            if doc:
+                objects[f"{doc['kind']}/{doc['metadata']['name']}"] = doc
+    return objects
+
+
+@pytest.fixture(scope="module", params=list(MODES))
+def mode(request: pytest.FixtureRequest) -> tuple[str, dict[str, dict[str, Any]]]:
+    return request.param, render(MODES[request.param])
+
+
+def test_every_object_is_valid_kubernetes(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
+    _, objects = mode
+    checked = 0
+    for obj in objects.values():
+        if obj["kind"] in CERT_MANAGER_KINDS:
+            assert obj["apiVersion"] == "cert-manager.io/v1"
+            continue
+        kubernetes_validate.validate(obj, KUBERNETES, strict=True)
+        checked += 1
+    assert checked >= 8
+
+
+def test_deployment(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
+    name, objects = mode
+    deployment = objects["Deployment/jobguard"]
+    spec = deployment["spec"]
+    assert spec["replicas"] == 2
+    pod = spec["template"]["spec"]
+    assert {c["topologyKey"] for c in pod["topologySpreadConstraints"]} == {
+        "topology.kubernetes.io/zone",
+        "kubernetes.io/hostname",
+    }
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    security = container["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert container["livenessProbe"]["httpGet"] == {
+        "path": "/healthz",
+        "port": "https",
+        "scheme": "HTTPS",
+    }
+    assert container["readinessProbe"]["httpGet"] == {
+        "path": "/readyz",
+        "port": "https",
+        "scheme": "HTTPS",
+    }
+    assert container["resources"]["requests"] and container["resources"]["limits"]
+    assert "--config=/etc/jobguard/config/config.yaml" in container["args"]
+    secret = {"helm": "jobguard-tls", "certManager": "jobguard-tls", "existingSecret": "corp-tls"}[
+        name
+    ]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["tls"]["secret"]["secretName"] == secret
+    assert volumes["tmp"]["emptyDir"]  # writable /tmp under a read-only root filesystem
+    assert objects["PodDisruptionBudget/jobguard"]["spec"]["minAvailable"] == 1
+    assert objects["Service/jobguard"]["spec"]["ports"][0]["port"] == 443
+    assert objects["ServiceAccount/jobguard"]["automountServiceAccountToken"] is False
+
+
+def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
+    name, objects = mode
+    validating = objects["ValidatingWebhookConfiguration/jobguard"]
+    mutating = objects["MutatingWebhookConfiguration/jobguard"]
+    jobs, status = validating["webhooks"]
+    (mutate,) = mutating["webhooks"]
+    assert jobs["rules"] == [
+        {
+            "operations": ["CREATE", "UPDATE"],
+            "apiGroups": ["batch"],
+            "apiVersions": ["v1"],
+            "resources": ["jobs", "cronjobs"],
+            "scope": "Namespaced",
+        }
+    ]
+    assert status["rules"][0]["resources"] == ["jobs/status"]
+    assert status["rules"][0]["operations"] == ["UPDATE"]
+    assert mutate["rules"][0]["resources"] == ["jobs"]
+    assert mutate["rules"][0]["operations"] == ["CREATE"]
+    assert (jobs["failurePolicy"], status["failurePolicy"]) == ("Fail", "Ignore")
+    for hook, path in ((jobs, "/validate"), (status, "/validate"), (mutate, "/mutate")):
+        assert hook["sideEffects"] == "None"
+        assert hook["admissionReviewVersions"] == ["v1"]
+        assert hook["matchPolicy"] == "Equivalent"
+        assert hook["timeoutSeconds"] == 5
+        assert len(hook["name"].split(".")) >= 3
+        assert hook["clientConfig"]["service"] == {
+            "name": "jobguard",
+            "namespace": NAMESPACE,
+            "path": path,
+            "port": 443,
+        }
+        expression = hook["namespaceSelector"]["matchExpressions"][0]
+        assert expression == {
+            "key": "kubernetes.io/metadata.name",
+            "operator": "NotIn",
+            "values": ["kube-system", NAMESPACE],
+        }
+        if name == "certManager":
+            assert "caBundle" not in hook["clientConfig"]
+        else:
+            assert hook["clientConfig"]["caBundle"]
+    if name == "certManager":
+        for config in (validating, mutating):
+            assert config["metadata"]["annotations"] == {
+                "cert-manager.io/inject-ca-from": f"{NAMESPACE}/jobguard"
+            }
+        certificate = objects["Certificate/jobguard"]["spec"]
+        assert certificate["secretName"] == "jobguard-tls"
+        assert certificate["dnsNames"] == [
+            "jobguard",
+            f"jobguard.{NAMESPACE}",
+            f"jobguard.{NAMESPACE}.svc",
+            f"jobguard.{NAMESPACE}.svc.cluster.local",
+        ]
+        assert objects["Certificate/jobguard"]["spec"]["issuerRef"]["name"] == "jobguard-selfsigned"
+    if name == "existingSecret":
+        assert (
+            jobs["clientConfig"]["caBundle"]
+            == MODES[name]["certificates"]["existingSecret"]["caBundle"]
+        )
+
+
+def test_helm_generated_certificate_matches_the_ca_bundle() -> None:
+    objects = render()
+    secret = objects["Secret/jobguard-tls"]
+    assert secret["type"] == "kubernetes.io/tls"
+    assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    ca_pem = base64.b64decode(secret["data"]["ca.crt"])
+    hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
+    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == ca_pem
+    mutate = objects["MutatingWebhookConfiguration/jobguard"]["webhooks"][0]
+    assert mutate["clientConfig"]["caBundle"] == hook["clientConfig"]["caBundle"]
+    ca = x509.load_pem_x509_certificate(ca_pem)
+    leaf = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    assert leaf.issuer == ca.subject
+    assert isinstance(leaf.public_key(), ec.EllipticCurvePublicKey)
+    san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert f"jobguard.{NAMESPACE}.svc" in san.get_values_for_type(x509.DNSName)
+
+
+def test_configmap_holds_a_valid_policy_configuration() -> None:
+    policy = {
+        "name": "queued",
+        "match": {
+            "namespaces": ["team-*"],
+            "labelSelector": {
+                "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
+            },
+        },
+        "forceSuspendOnCreate": True,
+        "controllers": {"serviceAccounts": ["kueue-system:kueue-controller-manager"]},
+    }
+    objects = render(
+        {"config": {"suspendPolicies": [policy], "rules": {"NE-001": {"enabled": True}}}}
+    )
+    text = objects["ConfigMap/jobguard"]["data"]["config.yaml"]
+    settings = parse_config(text, "configmap").to_settings()
+    assert settings.policies.policies[0].name == "queued"
+    assert settings.semantics.version == "1.35"
+
+
+def test_settable_values() -> None:
+    objects = render(
+        {
+            "priorityClassName": "system-cluster-critical",
+            "webhook": {"timeoutSeconds": 9, "optIn": True, "excludeNamespaces": ["monitoring"]},
+            "server": {"clientCASecret": "apiserver-client-ca"},
+        }
+    )
+    pod = objects["Deployment/jobguard"]["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    assert "--client-ca-file=/etc/jobguard/client-ca/ca.crt" in pod["containers"][0]["args"]
+    hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
+    assert hook["timeoutSeconds"] == 9
+    assert hook["namespaceSelector"]["matchExpressions"] == [
+        {
+            "key": "kubernetes.io/metadata.name",
+            "operator": "NotIn",
+            "values": ["kube-system", NAMESPACE, "monitoring"],
+        },
+        {"key": "jobguard.io/enabled", "operator": "In", "values": ["true"]},
+    ]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"bogus": 1},
+        {"replicaCount": "two"},
+        {"certificates": {"mode": "selfmade"}},
+        {"config": {"kubernetesVersion": "1.30"}},
+        {"config": {"suspendPolicies": [{"match": {}}]}},
+        {"webhook": {"timeoutSeconds": 31}},
+        {"server": {"unknown": True}},
+    ],
+)
+def test_schema_rejects_unknown_or_mistyped_values(values: dict[str, Any]) -> None:
+    with pytest.raises(helm.HelmValuesError):
+        render(values)
+
+
+def test_existing_secret_mode_requires_its_values() -> None:
+    with pytest.raises(helm.HelmError, match="existingSecret"):
+        render({"certificates": {"mode": "existingSecret"}})
+
+
+def test_helm_test_pod_and_notes() -> None:
+    objects = render()
+    pod = objects["Pod/jobguard-test"]
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert "/validate" in pod["spec"]["containers"][0]["args"][0]
+    chart = helm.Chart.load(str(CHART))
+    notes = chart.render({}, name="jobguard", namespace=NAMESPACE)["jobguard/templates/NOTES.txt"]
+    assert "helm test jobguard -n jobguard-system" in notes
+
+
+def test_chart_lints_clean() -> None:
+    report = helm.lint(str(CHART), strict=True, namespace=NAMESPACE)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
