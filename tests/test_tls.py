@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -341,8 +342,10 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
         old_tls = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
         old_tls.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
         try:
-            old_tls.maximum_version = ssl.TLSVersion.TLSv1_1
-            old_tls.minimum_version = ssl.TLSVersion.TLSv1
+            with warnings.catch_warnings():  # offering TLS 1.1 on purpose
+                warnings.simplefilter("ignore", DeprecationWarning)
+                old_tls.maximum_version = ssl.TLSVersion.TLSv1_1
+                old_tls.minimum_version = ssl.TLSVersion.TLSv1
         except (ValueError, ssl.SSLError):
             pytest.skip("this OpenSSL cannot offer TLS 1.1")
         with pytest.raises(httpx.HTTPError):
