@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import copy
 import os
-import socket
 import ssl
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from app.admission import review_body
 from app.main import create_app
 from tests.builders import job
 from tests.reviews import review
+from tests.servers import free_port, wait_ready
 from validators import Settings
 
 
@@ -260,18 +259,12 @@ def test_fuzzed_objects_never_fail_the_server(obj, old, operation, resource, sub
 # --- a real TLS server on loopback --------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     from app.certs import generate
 
     certs = generate("jobguard", "jobguard", tmp_path_factory.mktemp("certs"), dev=True)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -293,22 +286,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     )
     url = f"https://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if (
-                    httpx.get(
-                        f"{url}/readyz", verify=ssl.create_default_context(cafile=str(certs.ca_crt))
-                    ).status_code
-                    == 200
-                ):
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"server did not start: {out}")
-            time.sleep(0.1)
+        wait_ready(url, ssl.create_default_context(cafile=str(certs.ca_crt)))
         yield url, certs.ca_crt
     finally:
         proc.terminate()

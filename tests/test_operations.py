@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from app.main import ServerOptions, create_app
 from app.observability import JsonFormatter
 from tests.builders import job
 from tests.reviews import review
+from tests.servers import free_port, wait_ready
 
 
 def bad_job() -> dict[str, Any]:
@@ -203,14 +203,8 @@ def test_pathological_json_is_a_400() -> None:
 # --- graceful stop under load ------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_sigterm_drains_without_failing_a_request() -> None:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -235,15 +229,7 @@ def test_sigterm_drains_without_failing_a_request() -> None:
     url = f"http://127.0.0.1:{port}"
     body = orjson.dumps(review(job()))
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.05)
+        wait_ready(url, proc=proc)
         results: list[int] = []
         failures: list[str] = []
         stop = threading.Event()

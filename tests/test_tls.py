@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import os
 import socket
 import ssl
-import subprocess
-import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -29,6 +27,7 @@ from app.main import create_app
 from app.tls import CertificateError, TLSManager
 from tests.builders import job
 from tests.reviews import review
+from tests.servers import free_port, serving, wait_ready
 
 
 def test_generate_writes_ca_and_serving_pair(
@@ -160,12 +159,6 @@ def test_readyz_needs_a_serving_unexpired_certificate(tmp_path: Path) -> None:
 # --- a real server: client authentication and rotation under load ------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _secret_mount(root: Path, cert: bytes, key: bytes, stamp: str) -> None:
     """Write a kubelet-style Secret volume update: new timestamped dir, swap ..data."""
     version = root / f"..{stamp}"
@@ -178,35 +171,6 @@ def _secret_mount(root: Path, cert: bytes, key: bytes, stamp: str) -> None:
     for name in ("tls.crt", "tls.key"):
         if not (root / name).is_symlink():
             (root / name).symlink_to(f"..data/{name}")
-
-
-def _serve(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--log-level", "warning", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "JOBGUARD_CONFIG": ""},
-    )
-    try:
-        yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def _wait_ready(url: str, context: ssl.SSLContext) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", verify=context, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("server did not become ready")
 
 
 def _peer_serial(port: int, context: ssl.SSLContext) -> int:
@@ -232,27 +196,29 @@ def test_rotation_under_load_loses_no_request(tmp_path: Path) -> None:
 
     first = new_pair()
     _secret_mount(mount, first[0], first[1], "1")
-    port = _free_port()
+    port = free_port()
     url = f"https://127.0.0.1:{port}"
     context = ssl.create_default_context(cafile=str(ca_file))
     body = orjson.dumps(review(job()))
-    server = _serve(
-        [
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--tls-cert-file",
-            str(mount / "tls.crt"),
-            "--tls-private-key-file",
-            str(mount / "tls.key"),
-            "--tls-reload-interval",
-            "0.1",
-        ]
+    stack = contextlib.ExitStack()
+    proc = stack.enter_context(
+        serving(
+            [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--tls-cert-file",
+                str(mount / "tls.crt"),
+                "--tls-private-key-file",
+                str(mount / "tls.key"),
+                "--tls-reload-interval",
+                "0.1",
+            ]
+        )
     )
-    next(server)
     try:
-        _wait_ready(url, context)
+        wait_ready(url, context, proc)
         assert _peer_serial(port, context) == first[2]
         failures: list[str] = []
         counts = [0, 0]
@@ -302,7 +268,7 @@ def test_rotation_under_load_loses_no_request(tmp_path: Path) -> None:
         assert counts[0] > 0 and counts[1] > 0
         assert len(set(serials)) == 3
     finally:
-        next(server, None)
+        stack.close()
 
 
 def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> None:
@@ -316,26 +282,28 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
     )
     (tmp_path / "client.crt").write_bytes(client_cert.public_bytes(PEM))
     write_private(tmp_path / "client.key", key_pem(client_key))
-    port = _free_port()
-    server = _serve(
-        [
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--tls-cert-file",
-            str(tmp_path / "tls.crt"),
-            "--tls-private-key-file",
-            str(tmp_path / "tls.key"),
-            "--client-ca-file",
-            str(tmp_path / "client-ca.crt"),
-        ]
+    port = free_port()
+    stack = contextlib.ExitStack()
+    proc = stack.enter_context(
+        serving(
+            [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--tls-cert-file",
+                str(tmp_path / "tls.crt"),
+                "--tls-private-key-file",
+                str(tmp_path / "tls.key"),
+                "--client-ca-file",
+                str(tmp_path / "client-ca.crt"),
+            ]
+        )
     )
-    next(server)
     try:
         with_cert = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
         with_cert.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
-        _wait_ready(f"https://127.0.0.1:{port}", with_cert)
+        wait_ready(f"https://127.0.0.1:{port}", with_cert, proc)
         without = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"https://127.0.0.1:{port}/healthz", verify=without, timeout=3)
@@ -351,4 +319,4 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"https://127.0.0.1:{port}/healthz", verify=old_tls, timeout=3)
     finally:
-        next(server, None)
+        stack.close()

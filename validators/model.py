@@ -8,7 +8,7 @@ not read are ignored here; the raw dicts are kept for semantic comparisons.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -222,21 +222,23 @@ def _without_nulls(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-def decode_job(raw: Any, prefix: str = "") -> Job:
-    """Read a raw JSON object as a Job, or raise ObjectDecodeError naming the field."""
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+
+def _decode(model: type[_ModelT], raw: Any, prefix: str) -> _ModelT:
     if not isinstance(raw, dict):
         raise ObjectDecodeError(prefix, "must be a JSON object")
     try:
-        return Job.model_validate(_without_nulls(raw))
+        return model.model_validate(_without_nulls(raw))
     except ValidationError as exc:
         raise _decode_error(prefix, exc) from None
+
+
+def decode_job(raw: Any, prefix: str = "") -> Job:
+    """Read a raw JSON object as a Job, or raise ObjectDecodeError naming the field."""
+    return _decode(Job, raw, prefix)
 
 
 def decode_cronjob(raw: Any, prefix: str = "") -> CronJob:
     """Read a raw JSON object as a CronJob, or raise ObjectDecodeError naming the field."""
-    if not isinstance(raw, dict):
-        raise ObjectDecodeError(prefix, "must be a JSON object")
-    try:
-        return CronJob.model_validate(_without_nulls(raw))
-    except ValidationError as exc:
-        raise _decode_error(prefix, exc) from None
+    return _decode(CronJob, raw, prefix)
