@@ -8,6 +8,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 
@@ -35,19 +36,22 @@ def wait_ready(
         except httpx.HTTPError:
             pass
         if proc is not None and proc.poll() is not None:
-            out = proc.stderr.read().decode() if proc.stderr else ""
-            raise AssertionError(f"server exited: {out}")
+            raise AssertionError(f"server exited with {proc.returncode}")
         time.sleep(0.05)
     raise AssertionError(f"{url} did not become ready")
 
 
 @contextlib.contextmanager
 def serving(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    """`jobguard serve ARGS` as a child process, stopped (and reaped) on exit."""
+    """`jobguard serve ARGS` as a child process, stopped (and reaped) on exit.
+
+    Its logs go to a file, never a pipe: a pipe nobody reads fills up and stalls the server.
+    """
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after the process)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", *args],
+        [sys.executable, "-m", "app.cli", "serve", "--log-level", "warning", *args],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
         env={**os.environ, "JOBGUARD_CONFIG": ""},
     )
     try:
@@ -60,3 +64,4 @@ def serving(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        log.close()

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import os
 import ssl
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +18,7 @@ from app.admission import review_body
 from app.main import create_app
 from tests.builders import job
 from tests.reviews import review
-from tests.servers import free_port, wait_ready
+from tests.servers import free_port, serving, wait_ready
 from validators import Settings
 
 
@@ -265,32 +262,21 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
     certs = generate("jobguard", "jobguard", tmp_path_factory.mktemp("certs"), dev=True)
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "app.cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--tls-cert-file",
-            str(certs.tls_crt),
-            "--tls-private-key-file",
-            str(certs.tls_key),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "JOBGUARD_CONFIG": ""},
-    )
-    url = f"https://127.0.0.1:{port}"
-    try:
-        wait_ready(url, ssl.create_default_context(cafile=str(certs.ca_crt)))
-        yield url, certs.ca_crt
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--tls-cert-file",
+        str(certs.tls_crt),
+        "--tls-private-key-file",
+        str(certs.tls_key),
+    ]
+    with serving(args) as proc:
+        wait_ready(
+            f"https://127.0.0.1:{port}", ssl.create_default_context(cafile=str(certs.ca_crt)), proc
+        )
+        yield f"https://127.0.0.1:{port}", certs.ca_crt
 
 
 def test_tls_server_judges_reviews(tls_server: tuple[str, Path]) -> None:
