@@ -83,7 +83,8 @@ class WebhookApp:
             )
             return
         try:
-            body = await asyncio.wait_for(self._read(receive), budget)
+            async with asyncio.timeout(budget):  # cheaper than wait_for: no extra task
+                body = await self._read(receive)
         except TimeoutError:
             await _respond(send, 408, {"error": f"body not received within {budget:g}s"})
             return
