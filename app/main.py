@@ -126,14 +126,14 @@ class WebhookApp:
         resource = (parsed.raw_request.get("resource") or {}) if parsed is not None else {}
         resource_name = resource.get("resource", "") if isinstance(resource, dict) else ""
         verdict = outcome.result
-        self.metrics.requests.labels(
+        self.metrics.count_request(
             endpoint.strip("/"),
             request.operation.value if request is not None else "",
             resource_name if isinstance(resource_name, str) else "",
             request.subresource if request is not None else "",
             verdict,
-        ).inc()
-        self.metrics.latency.labels(endpoint.strip("/")).observe(seconds)
+            seconds,
+        )
         rules: list[str] = []
         if outcome.verdict is not None:
             for violation in outcome.verdict.unique():

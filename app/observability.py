@@ -79,7 +79,29 @@ class Metrics:
             registry=self.registry,
         )
         self._not_after: float | None = None
+        self._request_children: dict[tuple[str, ...], Any] = {}
+        self._latency_children: dict[str, Any] = {}
         self.certificate_expiry.set_function(self._seconds_left)
+
+    def count_request(
+        self,
+        endpoint: str,
+        operation: str,
+        resource: str,
+        subresource: str,
+        verdict: str,
+        seconds: float,
+    ) -> None:
+        """Count one request and observe its latency (label children cached: hot path)."""
+        key = (endpoint, operation, resource, subresource, verdict)
+        counter = self._request_children.get(key)
+        if counter is None:
+            counter = self._request_children[key] = self.requests.labels(*key)
+        counter.inc()
+        histogram = self._latency_children.get(endpoint)
+        if histogram is None:
+            histogram = self._latency_children[endpoint] = self.latency.labels(endpoint)
+        histogram.observe(seconds)
 
     def _seconds_left(self) -> float:
         return float("nan") if self._not_after is None else self._not_after - time.time()

@@ -126,25 +126,6 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     )
 
 
-def _create_style(ctx: JobContext) -> list[FieldError]:
-    """Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname."""
-    raw_spec = ctx.new_raw.get("spec")
-    raw_spec = raw_spec if isinstance(raw_spec, dict) else {}
-    metadata = ctx.new_raw.get("metadata")
-    errors = check_labels_and_annotations(
-        metadata if isinstance(metadata, dict) else {}, "metadata"
-    )
-    errors += check_generated_selector(ctx)
-    errors += _job_spec(ctx, raw_spec)
-    errors += check_indexed_hostname(ctx.new.metadata.name or "", ctx.new.spec)
-    return errors
-
-
-def _job_spec(ctx: JobContext, raw_spec: dict[str, Any]) -> list[FieldError]:
-    """Upstream ValidateJobSpec: validateJobSpec plus the selector checks."""
-    return check_job_spec(ctx.new.spec, raw_spec, "spec") + check_selector(ctx)
-
-
 def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     """Every rule's errors for a Job request, in the order the API server reports them."""
     assert ctx.operation in (Operation.CREATE, Operation.UPDATE)
@@ -154,14 +135,23 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_status(ctx)
         errors += check_suspend_status(ctx)
         return errors
-    errors = _create_style(ctx)
+    raw_spec = ctx.new_raw.get("spec")
+    # Upstream ValidateJobSpec: validateJobSpec plus the selector checks.
+    job_spec = check_job_spec(
+        ctx.new.spec, raw_spec if isinstance(raw_spec, dict) else {}, "spec"
+    ) + check_selector(ctx)
+    # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
+    errors = check_labels_and_annotations(_meta(ctx.new_raw), "metadata")
+    errors += check_generated_selector(ctx)
+    errors += job_spec
+    errors += check_indexed_hostname(ctx.new.metadata.name or "", ctx.new.spec)
     if ctx.operation is Operation.UPDATE:
         assert ctx.old_raw is not None
-        raw_spec = ctx.new_raw.get("spec")
         # Label syntax was judged with the create-style checks above.
         errors += check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw), syntax=False)
-        # Upstream's ValidateJobSpecUpdate runs ValidateJobSpec a second time.
-        errors += _job_spec(ctx, raw_spec if isinstance(raw_spec, dict) else {})
+        # Upstream's ValidateJobSpecUpdate runs ValidateJobSpec a second time: the same
+        # errors again (deterministic, so not computed twice).
+        errors += job_spec
         errors += check_immutable_fields(ctx)
         errors += check_template_update(ctx)
     errors += check_suspend_update(ctx, settings.params)
