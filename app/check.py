@@ -131,6 +131,13 @@ def _metadata_text(data: dict[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("namespace"):
+        return data
+    return {**data, "metadata": {**metadata, "namespace": namespace}}
+
+
 def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
     data = manifest.data
@@ -138,9 +145,13 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
         return None
     kind = str(data["kind"])
     namespace = _metadata_text(data, "namespace") or "default"
+    # kubectl sets the namespace it applies to; judge the object the cluster would see.
+    data = _with_namespace(data, namespace)
     name = _metadata_text(data, "name") or _metadata_text(data, "generateName")
     key = pair_key(data)
     old = options.old.get(key) if key is not None else None
+    if old is not None:
+        old = _with_namespace(old, namespace)
     if old is None:
         request = Request(
             kind,

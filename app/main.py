@@ -37,6 +37,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+_KNOWN_RESOURCES = frozenset({"jobs", "cronjobs"})
 _TIMEOUT_PARAM = re.compile(rb"(?:^|&)timeout=(\d+)s(?:&|$)")
 HANDLERS: dict[str, Callable[[bytes, Settings], Outcome]] = {
     "/validate": handle_validate,
@@ -126,11 +127,15 @@ class WebhookApp:
         resource = (parsed.raw_request.get("resource") or {}) if parsed is not None else {}
         resource_name = resource.get("resource", "") if isinstance(resource, dict) else ""
         verdict = outcome.result
+        # Label values from the request are bounded to known ones: a client must not be able
+        # to create series at will.
+        resource_label = resource_name if resource_name in _KNOWN_RESOURCES else "other"
+        subresource = request.subresource if request is not None else ""
         self.metrics.count_request(
             endpoint.strip("/"),
             request.operation.value if request is not None else "",
-            resource_name if isinstance(resource_name, str) else "",
-            request.subresource if request is not None else "",
+            resource_label,
+            subresource if subresource in ("", "status") else "other",
             verdict,
             seconds,
         )

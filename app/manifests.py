@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,15 +59,19 @@ _YAML11_BOOLS = frozenset(
         "FALSE",
     ]
 )
-_YAML11_NUMBER = re.compile(r"[-+]?(?:0[0-7_]+|0b[01_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+|[0-9_]+)")
+# Anything that could be a YAML 1.1 int or float (hex, octal, binary, underscores,
+# sexagesimal, odd dots): conservative, a false alarm only costs a slower read.
+_YAML11_NUMBER = re.compile(r"[-+.0-9][-+.0-9a-fA-FxXoObB_:]*")
 _TAG = re.compile(r"(?:^|[ \t\[{,:-])!", re.MULTILINE)
 
 
 def _yaml11_differs(value: Any) -> bool:
     """Whether ryaml's reading of a document may differ from PyYAML's."""
     if isinstance(value, str):
-        return value in _YAML11_BOOLS or (
-            value[:1] in "+-0123456789" and _YAML11_NUMBER.fullmatch(value) is not None
+        return (
+            value in _YAML11_BOOLS
+            or value == "="
+            or (value[:1] in "+-.0123456789" and _YAML11_NUMBER.fullmatch(value) is not None)
         )
     if isinstance(value, dict):
         return any(k == "<<" or _yaml11_differs(k) or _yaml11_differs(v) for k, v in value.items())
@@ -99,13 +103,16 @@ class Manifest:
     """0-based line of `source` in the file."""
     prefix: tuple[str | int, ...] = ()
     """Path of the object inside its document (`("items", 3)` for a List item)."""
+    _root: yaml.Node | None = field(default=None, repr=False, compare=False)
 
     def locate(self, field_path: str) -> tuple[int, int]:
         """1-based line and column of a field, or of its nearest existing ancestor."""
-        node = yaml.compose(self.source, Loader=K8sLoader)
-        for token in self.prefix:
-            node = _child(node, token) if node is not None else None
-        line, column = locate(node, field_path)
+        if self._root is None:  # composed once, on the first violation only
+            node = yaml.compose(self.source, Loader=K8sLoader)
+            for token in self.prefix:
+                node = _child(node, token) if node is not None else None
+            self._root = node
+        line, column = locate(self._root, field_path)
         return line + self.first_line, column
 
 
@@ -123,11 +130,16 @@ def expand_paths(paths: list[str]) -> list[str]:
     return out
 
 
+def _read_stdin() -> bytes:
+    buffer = getattr(sys.stdin, "buffer", None)  # bytes, so CRLF is seen and normalised
+    return buffer.read() if buffer is not None else sys.stdin.read().encode()
+
+
 def read_text(path: str) -> str:
     try:
-        if path == STDIN:
-            return sys.stdin.read()
-        return Path(path).read_text(encoding="utf-8")
+        raw = _read_stdin() if path == STDIN else Path(path).read_bytes()
+        # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them.
+        return raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ManifestError(f"{path}: cannot read: {reason}") from None
@@ -176,6 +188,8 @@ def parse(text: str, file: str) -> list[Manifest]:
     for first_line, chunk in _documents(text):
         try:
             documents = _load(chunk)
+        except ValueError as exc:  # PyYAML's int constructor on e.g. `0x_`
+            raise ManifestError(f"{file}:{first_line + 1}: cannot parse YAML: {exc}") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             line = first_line + mark.line + 1 if mark is not None else first_line + 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -57,6 +58,17 @@ def json(report: CheckReport) -> str:
     return orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
+# Characters XML 1.0 cannot carry, even escaped (control characters but tab and newlines).
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_safe(element: ET.Element) -> None:
+    for node in element.iter():
+        node.attrib = {k: _XML_INVALID.sub("\ufffd", v) for k, v in node.attrib.items()}
+        if node.text:
+            node.text = _XML_INVALID.sub("\ufffd", node.text)
+
+
 def junit(report: CheckReport) -> str:
     results = report.results
     failures = sum(1 for r in results for v in r.violations if v.enforcement == "deny")
@@ -97,6 +109,7 @@ def junit(report: CheckReport) -> str:
     for error in report.errors:
         case = ET.SubElement(suite, "testcase", classname=error.split(":", 1)[0], name="read")
         ET.SubElement(case, "error", message=error).text = error
+    _xml_safe(suites)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 

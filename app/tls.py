@@ -1,9 +1,10 @@
 """The serving certificate, reloaded when its files change.
 
 Mounted Secrets change by a symlink swap that emits no useful file event, so the files are
-polled. A new pair is first loaded into a throwaway context: a mismatched key, garbage or an
-expired certificate is rejected, logged and counted, and the old pair keeps serving. A good
-pair is loaded into the live context, so new handshakes get it while open connections finish.
+polled. A new pair is loaded into a fresh context: a mismatched key, garbage, or a certificate
+that is expired or not yet valid is rejected, logged and counted, and the old pair keeps
+serving. A good context replaces the current one, so new handshakes get the new certificate
+while open connections finish.
 """
 
 from __future__ import annotations
@@ -58,8 +59,14 @@ class TLSManager:
         self.reloads = 0
         self.failures = 0
         self._signature = _signature(cert_file, key_file)
+        # uvicorn holds `context` for good; every handshake is switched (SNI callback, which
+        # runs with or without SNI) to `_current`, replaced whole on each reload. Loading a
+        # new pair into one live context would keep an old certificate of another key type.
+        self._current = self._new_context()
+        self.not_after = self._load_into(self._current)
         self.context = self._new_context()
-        self.not_after = self._load_into(self.context)
+        self._load_into(self.context)
+        self.context.sni_callback = self._switch
 
     def _new_context(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -70,6 +77,9 @@ class TLSManager:
             context.load_verify_locations(cafile=self.client_ca_file)
         return context
 
+    def _switch(self, connection: ssl.SSLObject, _name: str | None, _base: ssl.SSLContext) -> None:
+        connection.context = self._current
+
     def _load_into(self, context: ssl.SSLContext) -> datetime:
         """Load the current files (read once, so a pair is never torn) or raise."""
         try:
@@ -78,19 +88,24 @@ class TLSManager:
         except OSError as exc:
             raise CertificateError(f"cannot read the certificate or key: {exc}") from None
         try:
-            not_after = x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
+            certificate = x509.load_pem_x509_certificate(cert_pem)
+            not_after, not_before = (
+                certificate.not_valid_after_utc,
+                certificate.not_valid_before_utc,
+            )
         except ValueError as exc:
             raise CertificateError(f"{self.cert_file}: not a PEM certificate: {exc}") from None
-        if not_after <= datetime.now(UTC):
+        now = datetime.now(UTC)
+        if not_after <= now:
             raise CertificateError(f"{self.cert_file}: expired at {not_after.isoformat()}")
+        if not_before > now:
+            raise CertificateError(f"{self.cert_file}: not valid before {not_before.isoformat()}")
         with tempfile.TemporaryDirectory() as tmp:
             cert_copy, key_copy = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
             cert_copy.write_bytes(cert_pem)
             key_copy.write_bytes(key_pem)
             try:
-                probe = self._new_context()
-                probe.load_cert_chain(cert_copy, key_copy)  # rejects garbage, mismatched keys
-                context.load_cert_chain(cert_copy, key_copy)
+                context.load_cert_chain(cert_copy, key_copy)  # rejects garbage, mismatched keys
             except (ssl.SSLError, ValueError) as exc:
                 raise CertificateError(f"the certificate and key do not load: {exc}") from None
         return not_after
@@ -101,14 +116,16 @@ class TLSManager:
         if not force and signature == self._signature:
             return False
         self._signature = signature
+        fresh = self._new_context()
         try:
-            self.not_after = self._load_into(self.context)
+            not_after = self._load_into(fresh)
         except CertificateError as exc:
             self.failures += 1
             log.error("new certificate rejected, keeping the current one: %s", exc)
             if self.observer is not None:
                 self.observer(False, None)
             return False
+        self._current, self.not_after = fresh, not_after
         self.reloads += 1
         log.info("serving certificate reloaded, valid until %s", self.not_after.isoformat())
         if self.observer is not None:

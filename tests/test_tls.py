@@ -320,3 +320,57 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
             httpx.get(f"https://127.0.0.1:{port}/healthz", verify=old_tls, timeout=3)
     finally:
         stack.close()
+
+
+def test_rotation_to_another_key_type_serves_the_new_certificate(tmp_path: Path) -> None:
+    """ECDSA -> RSA: a reload must not leave the old certificate serving beside the new one."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives import serialization as ser
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    ca_cert, ca_key = make_ca("ca", 365)
+    _write_pair(tmp_path, ca=(ca_cert, ca_key))
+    manager = TLSManager(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key"))
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = datetime.datetime.now(datetime.UTC)
+    rsa_cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "rsa")]))
+        .issuer_name(ca_cert.subject)
+        .public_key(rsa_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=5))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    (tmp_path / "tls.crt").write_bytes(rsa_cert.public_bytes(PEM))
+    write_private(
+        tmp_path / "tls.key",
+        rsa_key.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption()),
+    )
+    assert manager.check() is True
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve_once() -> None:
+        conn, _ = listener.accept()
+        with manager.context.wrap_socket(conn, server_side=True) as tls:
+            tls.recv(1)
+
+    thread = threading.Thread(target=serve_once)
+    thread.start()
+    client = ssl.create_default_context(cafile=None)
+    client.load_verify_locations(cadata=ca_cert.public_bytes(PEM).decode())
+    with (
+        socket.create_connection(listener.getsockname()) as raw,
+        client.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+        tls.send(b"x")
+    thread.join(timeout=10)
+    listener.close()
+    assert der is not None
+    assert x509.load_der_x509_certificate(der).serial_number == rsa_cert.serial_number

@@ -87,13 +87,20 @@ def count_indexes(indexes: str, completions: int) -> int:
 
     The same strings come back on every status update of a Job, so results are cached.
     """
-    size, error = _count_cached(indexes, completions)
+    if len(indexes) > _CACHED_MAX_CHARS:  # never retain what the API server would refuse
+        size, error = _count_cached.__wrapped__(indexes, completions)
+    else:
+        size, error = _count_cached(indexes, completions)
     if error is not None:
         raise IndexParseError(error)
     return size
 
 
-@lru_cache(maxsize=512)
+# At most 256 strings of at most 64 KiB (the successPolicy limit): about 16 MiB retained.
+_CACHED_MAX_CHARS = 64 * 1024
+
+
+@lru_cache(maxsize=256)
 def _count_cached(indexes: str, completions: int) -> tuple[int, str | None]:
     try:
         return sum(len(interval) for interval in iter_intervals(indexes, completions)), None

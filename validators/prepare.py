@@ -128,10 +128,7 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         return prepared  # decoding names the wrongly typed part
     old_meta = _dict(old.get("metadata"))
     metadata = _dict(new.get("metadata"))
-    # rest.BeforeUpdate: creation and deletion stamps are the stored ones, whatever was sent.
-    for key in ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
-        if old_meta.get(key) is not None:
-            metadata[key] = old_meta[key]
+    _carry_server_metadata(metadata, old_meta)
     if metadata != new.get("metadata"):
         prepared["metadata"] = metadata
     if not metadata.get("uid") and old_meta.get("uid"):
@@ -174,7 +171,23 @@ def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str,
         prepared["spec"] = old["spec"]
     else:
         prepared.pop("spec", None)
+    if _is_map_or_absent(new.get("metadata"), old.get("metadata")):
+        metadata = _dict(new.get("metadata"))
+        old_meta = _dict(old.get("metadata"))
+        _carry_server_metadata(metadata, old_meta)
+        for key in ("uid", "name"):
+            if not metadata.get(key) and old_meta.get(key):
+                metadata[key] = old_meta[key]
+        if metadata != new.get("metadata"):
+            prepared["metadata"] = metadata
     return prepared
+
+
+def _carry_server_metadata(metadata: dict[str, Any], old_meta: dict[str, Any]) -> None:
+    """rest.BeforeUpdate: creation and deletion stamps are the stored ones, whatever was sent."""
+    for key in ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        if old_meta.get(key) is not None:
+            metadata[key] = old_meta[key]
 
 
 def apply_job_defaults(job: Job) -> Job:
