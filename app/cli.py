@@ -46,6 +46,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_body_bytes=args.max_body_bytes,
         body_timeout=args.body_timeout,
         log_bodies=args.log_bodies,
+        health_port=args.health_port,
     )
     tls_manager = None
     if tls:
@@ -178,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config")
     serve.add_argument(
         "--client-ca-file", help="require and verify client certificates signed by this CA"
+    )
+    serve.add_argument(
+        "--health-port",
+        type=int,
+        default=0,
+        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (probes)",
     )
     serve.add_argument(
         "--tls-reload-interval",

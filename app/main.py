@@ -12,12 +12,13 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -53,6 +54,10 @@ class ServerOptions:
     """Seconds a client may take to send a body (less when the API server's budget is less)."""
     log_bodies: bool = False
     """Log request objects (they can hold secrets in env values): for debugging only."""
+    health_port: int = 0
+    """Also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for
+    probes and scrapers that cannot present the client certificate TLS may require."""
+    health_host: str = "0.0.0.0"
 
 
 class WebhookApp:
@@ -205,6 +210,27 @@ async def _respond(send: Send, status: int, payload: object) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+class _HealthServer(uvicorn.Server):
+    """The plain-HTTP probe listener: it runs inside the main server's loop, which owns the
+    signal handling."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _health_server(api: FastAPI, options: ServerOptions) -> uvicorn.Server:
+    config = uvicorn.Config(
+        api,
+        host=options.health_host,
+        port=options.health_port,
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+    )
+    return _HealthServer(config)
+
+
 def create_app(
     config: FileConfig | None = None,
     config_path: str | None = None,
@@ -215,6 +241,7 @@ def create_app(
     """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
     defaults; with a file, the file is watched and reloaded (see app.reload)."""
     config_path = config_path or os.environ.get(CONFIG_ENV) or None
+    server_options = options or ServerOptions()
     loaded = config if config is not None else load_config(config_path)
     settings = loaded.to_settings()
     metrics = Metrics()
@@ -224,12 +251,18 @@ def create_app(
         tasks = [asyncio.create_task(api.state.reloader.run())] if api.state.reloader else []
         if tls is not None:
             tasks.append(asyncio.create_task(tls.run()))
+        health = _health_server(api, server_options) if server_options.health_port else None
+        health_task = asyncio.create_task(health.serve()) if health is not None else None
         api.state.ready = True
         log.info("jobguard ready (kubernetesVersion %s)", api.state.settings.semantics.version)
         try:
             yield
         finally:
             api.state.ready = False
+            if health is not None and health_task is not None:
+                health.should_exit = True
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(health_task, 5)
             for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -279,7 +312,7 @@ def create_app(
     async def metrics_endpoint() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    return WebhookApp(api, options or ServerOptions(), metrics)
+    return WebhookApp(api, server_options, metrics)
 
 
 app = create_app()

@@ -83,16 +83,22 @@ def test_deployment(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
     assert security["readOnlyRootFilesystem"] is True
     assert security["allowPrivilegeEscalation"] is False
     assert security["capabilities"] == {"drop": ["ALL"]}
+    # Probes use the plain-HTTP health port, so they work when TLS requires client certs.
     assert container["livenessProbe"]["httpGet"] == {
         "path": "/healthz",
-        "port": "https",
-        "scheme": "HTTPS",
+        "port": "health",
+        "scheme": "HTTP",
     }
     assert container["readinessProbe"]["httpGet"] == {
         "path": "/readyz",
-        "port": "https",
-        "scheme": "HTTPS",
+        "port": "health",
+        "scheme": "HTTP",
     }
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {
+        "https": 8443,
+        "health": 8081,
+    }
+    assert "--health-port=8081" in container["args"]
     assert container["resources"]["requests"] and container["resources"]["limits"]
     assert "--config=/etc/jobguard/config/config.yaml" in container["args"]
     secret = {"helm": "jobguard-tls", "certManager": "jobguard-tls", "existingSecret": "corp-tls"}[
@@ -267,3 +273,12 @@ def test_chart_lints_clean() -> None:
     report = helm.lint(str(CHART), strict=True, namespace=NAMESPACE)
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+def test_pod_labels_cannot_break_the_selector() -> None:
+    objects = render({"podLabels": {"app.kubernetes.io/name": "other", "team": "batch"}})
+    spec = objects["Deployment/jobguard"]["spec"]
+    labels = spec["template"]["metadata"]["labels"]
+    assert labels["team"] == "batch"
+    for key, value in spec["selector"]["matchLabels"].items():
+        assert labels[key] == value

@@ -263,3 +263,22 @@ def test_sigterm_drains_without_failing_a_request() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_health_port_serves_probes_over_plain_http() -> None:
+    from tests.servers import serving
+
+    port, health = free_port(), free_port()
+    with serving(
+        ["--host", "127.0.0.1", "--port", str(port), "--health-port", str(health)]
+    ) as proc:
+        wait_ready(f"http://127.0.0.1:{health}", proc=proc)
+        assert httpx.get(f"http://127.0.0.1:{health}/healthz").text == "ok"
+        assert "jobguard_requests_total" in httpx.get(f"http://127.0.0.1:{health}/metrics").text
+        # The webhook itself is not served there.
+        assert (
+            httpx.post(f"http://127.0.0.1:{health}/validate", json=review(job())).status_code == 404
+        )
+        assert (
+            httpx.post(f"http://127.0.0.1:{port}/validate", json=review(job())).status_code == 200
+        )
