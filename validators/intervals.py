@@ -109,6 +109,14 @@ _FRAGMENT = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 def _count_valid_fast(indexes: str, completions: int) -> int | None:
     """The size of a valid list, checked with C-level loops; None when anything is off (the
     exact parser then finds and words the first error)."""
+    if "-" not in indexes:  # single indexes only: split and compare, all in C loops
+        tokens = indexes.split(",")
+        if not (indexes.isascii() and all(map(str.isdigit, tokens))) or max(map(len, tokens)) > 18:
+            return None
+        numbers = list(map(int, tokens))
+        if numbers[-1] >= completions or not all(map(lt, numbers, numbers[1:])):
+            return None
+        return len(numbers)
     if _WELL_FORMED.fullmatch(indexes) is None:
         return None
     pairs = _FRAGMENT.findall(indexes)
