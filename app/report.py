@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 import orjson
@@ -72,10 +73,11 @@ def _xml_safe(element: ET.Element) -> None:
 def junit(report: CheckReport) -> str:
     results = report.results
     failures = sum(1 for r in results for v in r.violations if v.enforcement == "deny")
+    tests = str(len(results) + len(report.errors))  # unreadable files are error testcases
     suites = ET.Element(
         "testsuites",
         name="jobguard",
-        tests=str(len(results)),
+        tests=tests,
         failures=str(failures),
         errors=str(len(report.errors)),
     )
@@ -83,7 +85,7 @@ def junit(report: CheckReport) -> str:
         suites,
         "testsuite",
         name="jobguard check",
-        tests=str(len(results)),
+        tests=tests,
         failures=str(failures),
         errors=str(len(report.errors)),
         skipped="0",
@@ -114,6 +116,11 @@ def junit(report: CheckReport) -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def _uri(file: str) -> str:
+    """A relative URI reference for a path (spaces, '#' and the like percent-encoded)."""
+    return "stdin" if file == "<stdin>" else quote(file)
+
+
 def sarif(report: CheckReport) -> str:
     rule_ids = sorted({v.rule for r in report.results for v in r.violations})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
@@ -142,7 +149,7 @@ def sarif(report: CheckReport) -> str:
                     "locations": [
                         {
                             "physicalLocation": {
-                                "artifactLocation": {"uri": r.file},
+                                "artifactLocation": {"uri": _uri(r.file)},
                                 "region": {"startLine": v.line, "startColumn": v.column},
                             }
                         }
