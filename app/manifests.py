@@ -31,48 +31,29 @@ class K8sLoader(yaml.CSafeLoader):
 
 
 # Where YAML 1.1 (PyYAML, like kubectl) and YAML 1.2 (ryaml) read a plain scalar differently,
-# ryaml yields a string that YAML 1.1 would have made a bool or a number; such a document, or
-# one with syntax ryaml lacks (tags, merge keys), is read again by PyYAML alone.
-_YAML11_BOOLS = frozenset(
-    [
-        "y",
-        "Y",
-        "yes",
-        "Yes",
-        "YES",
-        "n",
-        "N",
-        "no",
-        "No",
-        "NO",
-        "on",
-        "On",
-        "ON",
-        "off",
-        "Off",
-        "OFF",
-        "true",
-        "True",
-        "TRUE",
-        "false",
-        "False",
-        "FALSE",
-    ]
+# ryaml yields a string that YAML 1.1 would have made a bool, a number, null or a merge key.
+# Such a document, or one with syntax ryaml lacks (tags), is read again by PyYAML alone. The
+# test uses PyYAML's own implicit resolvers, so it can only err on the safe side (a quoted
+# "yes" also sends the document to PyYAML).
+_RESOLVER_FIRST_CHARS = frozenset(k for k in K8sLoader.yaml_implicit_resolvers if k)
+_YAML11_RESOLVED = re.compile(
+    "|".join(
+        dict.fromkeys(
+            f"(?:{regexp.pattern})"
+            for resolvers in K8sLoader.yaml_implicit_resolvers.values()
+            for tag, regexp in resolvers
+            if tag != "tag:yaml.org,2002:str"
+        )
+    ),
+    re.VERBOSE,
 )
-# Anything that could be a YAML 1.1 int or float (hex, octal, binary, underscores,
-# sexagesimal, odd dots): conservative, a false alarm only costs a slower read.
-_YAML11_NUMBER = re.compile(r"[-+.0-9][-+.0-9a-fA-FxXoObB_:]*")
 _TAG = re.compile(r"(?:^|[ \t\[{,:-])!", re.MULTILINE)
 
 
 def _yaml11_differs(value: Any) -> bool:
     """Whether ryaml's reading of a document may differ from PyYAML's."""
     if isinstance(value, str):
-        return (
-            value in _YAML11_BOOLS
-            or value == "="
-            or (value[:1] in "+-.0123456789" and _YAML11_NUMBER.fullmatch(value) is not None)
-        )
+        return value[:1] in _RESOLVER_FIRST_CHARS and _YAML11_RESOLVED.match(value) is not None
     if isinstance(value, dict):
         return any(k == "<<" or _yaml11_differs(k) or _yaml11_differs(v) for k, v in value.items())
     if isinstance(value, list):
