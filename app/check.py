@@ -163,13 +163,11 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
         )
         mutation = mutate(request, options.settings)
         if mutation.policy is not None:
-            # The cluster's mutating webhook would suspend it before validation.
-            raw_spec = data.get("spec")
-            spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
+            # The cluster's mutating webhook would patch it before validation.
             request = Request(
                 kind,
                 Operation.CREATE,
-                {**data, "spec": {**spec, "suspend": True}},
+                mutation.apply(data),
                 namespace=namespace,
                 name=name,
                 requester=options.requester,

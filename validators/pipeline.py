@@ -241,6 +241,13 @@ class Mutation:
             return [{"op": "add", "path": "/spec/suspend", "value": True}]
         return [{"op": "add", "path": "/spec", "value": {"suspend": True}}]
 
+    def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object with the patch applied (a copy; the input is left alone)."""
+        if self.policy is None:
+            return obj
+        spec = obj.get("spec")
+        return {**obj, "spec": {**(spec if isinstance(spec, dict) else {}), "suspend": True}}
+
 
 def mutate(request: Request, settings: Settings) -> Mutation:
     """The mutation for a request; objects that cannot be read are left to /validate."""
