@@ -133,61 +133,45 @@ def _aggregate(messages: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
+def _status(
+    kind: str, name: str, code: int, reason: str, message: str, causes: list[dict[str, str]]
+) -> dict[str, Any]:
+    """A metav1.Status with details, the shape the API server uses for errors on an object."""
+    return {
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "details": {"name": name, "group": "batch", "kind": kind, "causes": causes},
+        "code": code,
+    }
+
+
 def invalid_status(kind: str, name: str, denials: list[Violation]) -> dict[str, Any]:
     """The metav1.Status the API server returns for an invalid object (NewInvalid)."""
     errors = [v.error for v in denials]
-    return {
-        "status": "Failure",
-        "message": f'{kind}.batch "{name}" is invalid: '
-        + _aggregate([e.message() for e in errors]),
-        "reason": "Invalid",
-        "details": {
-            "name": name,
-            "group": "batch",
-            "kind": kind,
-            "causes": [
-                {"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors
-            ],
-        },
-        "code": 422,
-    }
+    message = f'{kind}.batch "{name}" is invalid: ' + _aggregate([e.message() for e in errors])
+    causes = [{"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors]
+    return _status(kind, name, 422, "Invalid", message, causes)
 
 
 def forbidden_status(kind: str, name: str, denials: list[Violation]) -> dict[str, Any]:
     """A 403 for policy denials: each line names the rule, the field and what to do instead."""
     errors = [v.error for v in denials]
-    return {
-        "status": "Failure",
-        "message": f'{kind}.batch "{name}" is forbidden: '
-        + _aggregate([f"{e.rule} {e.message()}" for e in errors]),
-        "reason": "Forbidden",
-        "details": {
-            "name": name,
-            "group": "batch",
-            "kind": kind,
-            "causes": [
-                {"reason": e.type.reason, "message": f"{e.rule}: {e.body()}", "field": e.path}
-                for e in errors
-            ],
-        },
-        "code": 403,
-    }
+    message = f'{kind}.batch "{name}" is forbidden: ' + _aggregate(
+        [f"{e.rule} {e.message()}" for e in errors]
+    )
+    causes = [
+        {"reason": e.type.reason, "message": f"{e.rule}: {e.body()}", "field": e.path}
+        for e in errors
+    ]
+    return _status(kind, name, 403, "Forbidden", message, causes)
 
 
 def bad_object_status(kind: str, name: str, field: str, reason: str) -> dict[str, Any]:
     where = f"{field}: " if field else ""
-    return {
-        "status": "Failure",
-        "message": f'{kind}.batch "{name}" could not be read: {where}{reason}',
-        "reason": "BadRequest",
-        "details": {
-            "name": name,
-            "group": "batch",
-            "kind": kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": reason, "field": field}],
-        },
-        "code": 400,
-    }
+    message = f'{kind}.batch "{name}" could not be read: {where}{reason}'
+    causes = [{"reason": "FieldValueInvalid", "message": reason, "field": field}]
+    return _status(kind, name, 400, "BadRequest", message, causes)
 
 
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127]}
@@ -229,12 +213,16 @@ def response_for(verdict: Verdict) -> dict[str, Any]:
     return response
 
 
+def envelope(parsed: ParsedReview, response: dict[str, Any]) -> dict[str, Any]:
+    """The answering AdmissionReview, in the version the request came in."""
+    return {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
+
+
 def review(parsed: ParsedReview, settings: Settings) -> tuple[dict[str, Any], Verdict]:
     """Judge a parsed review; returns the response AdmissionReview and the verdict."""
     verdict = evaluate(parsed.request, settings)
     response = {"uid": parsed.uid, **response_for(verdict)}
-    body = {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
-    return body, verdict
+    return envelope(parsed, response), verdict
 
 
 @dataclass(slots=True)
@@ -282,26 +270,18 @@ def handle_mutate(body: bytes, settings: Settings) -> Outcome:
         out = mutate_review(parsed, settings)
     except Exception:  # never a 5xx: leave the object unchanged, /validate still judges it
         log.exception("internal error mutating request uid=%s", parsed.uid)
-        response = {"uid": parsed.uid, "allowed": True}
-        out = {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
+        out = envelope(parsed, {"uid": parsed.uid, "allowed": True})
     return Outcome(200, out, parsed, patched="patch" in out["response"])
 
 
 def _internal_error(parsed: ParsedReview) -> dict[str, Any]:
-    return {
-        "apiVersion": parsed.api_version,
-        "kind": "AdmissionReview",
-        "response": {
-            "uid": parsed.uid,
-            "allowed": False,
-            "status": {
-                "status": "Failure",
-                "message": "jobguard could not judge this object (internal error, logged)",
-                "reason": "BadRequest",
-                "code": 400,
-            },
-        },
+    status = {
+        "status": "Failure",
+        "message": "jobguard could not judge this object (internal error, logged)",
+        "reason": "BadRequest",
+        "code": 400,
     }
+    return envelope(parsed, {"uid": parsed.uid, "allowed": False, "status": status})
 
 
 def review_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any], Verdict | None]:
@@ -322,10 +302,4 @@ def mutate_review(parsed: ParsedReview, settings: Settings) -> dict[str, Any]:
             f"spec.suspend set to true by policy '{mutation.policy.name}': "
             "the queue controller resumes the Job"
         ]
-    return {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
-
-
-def mutate_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any]]:
-    """HTTP status and JSON body for a raw /mutate request body. Never raises."""
-    outcome = handle_mutate(body, settings)
-    return outcome.status, outcome.payload
+    return envelope(parsed, response)

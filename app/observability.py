@@ -6,7 +6,6 @@ import logging
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -108,13 +107,6 @@ class Metrics:
 
     def set_certificate(self, not_after: datetime | None) -> None:
         self._not_after = None if not_after is None else not_after.timestamp()
-
-
-def certificate_not_after(path: str | Path) -> datetime:
-    from cryptography import x509
-
-    cert = x509.load_pem_x509_certificate(Path(path).read_bytes())
-    return cert.not_valid_after_utc
 
 
 class JsonFormatter(logging.Formatter):

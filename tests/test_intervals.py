@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.grammar import GRAMMAR_ERRORS
 from validators.intervals import (
     IndexParseError,
     count_indexes,
@@ -35,38 +36,7 @@ def test_valid(text: str, size: int) -> None:
     assert count_indexes(text, C) == size
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("3,1", "non-increasing order, previous: 3, current: 1"),
-        ("1,1", "non-increasing order, previous: 1, current: 1"),
-        ("1-3,3", "non-increasing order, previous: 3, current: 3"),
-        ("1-5,2-3", "non-increasing order, previous: 5, current: 2"),
-        ("2-2", "non-increasing order, previous: 2, current: 2"),
-        ("5-3", "non-increasing order, previous: 5, current: 3"),
-        ("10", 'too large index: "10"'),
-        ("1-10", 'too large index: "10"'),
-        (
-            "1-2-3",
-            'the fragment "1-2-3" violates the requirement that an index interval can '
-            "have at most two parts separated by '-'",
-        ),
-        ("1,", 'cannot convert string to integer for index: ""'),
-        (",1", 'cannot convert string to integer for index: ""'),
-        ("1,,2", 'cannot convert string to integer for index: ""'),
-        (" 1", 'cannot convert string to integer for index: " 1"'),
-        ("1 ", 'cannot convert string to integer for index: "1 "'),
-        ("a", 'cannot convert string to integer for index: "a"'),
-        ("1.0", 'cannot convert string to integer for index: "1.0"'),
-        ("1_0", 'cannot convert string to integer for index: "1_0"'),
-        ("٣", 'cannot convert string to integer for index: "٣"'),
-        ("-1", 'cannot convert string to integer for index: ""'),
-        (
-            "99999999999999999999",
-            'cannot convert string to integer for index: "99999999999999999999"',
-        ),
-    ],
-)
+@pytest.mark.parametrize(("text", "message"), GRAMMAR_ERRORS)
 def test_invalid(text: str, message: str) -> None:
     with pytest.raises(IndexParseError) as info:
         parse_intervals(text, C)

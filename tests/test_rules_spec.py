@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.builders import causes, create, job, messages, settings, update
+from tests.grammar import GRAMMAR_ERRORS
 from validators import Enforcement, RuleOverride, Verdict
 
 INVALID = "FieldValueInvalid"
@@ -256,37 +257,6 @@ def test_sp006_number_with_thousands_of_digits_is_a_conversion_error() -> None:
 
 
 # --- SP-006: the grammar table of RULES.md (C = 10) -----------------------------------------
-
-GRAMMAR_ERRORS = [
-    ("3,1", "non-increasing order, previous: 3, current: 1"),
-    ("1,1", "non-increasing order, previous: 1, current: 1"),
-    ("1-3,3", "non-increasing order, previous: 3, current: 3"),
-    ("1-5,2-3", "non-increasing order, previous: 5, current: 2"),
-    ("2-2", "non-increasing order, previous: 2, current: 2"),
-    ("5-3", "non-increasing order, previous: 5, current: 3"),
-    ("10", 'too large index: "10"'),
-    ("1-10", 'too large index: "10"'),
-    (
-        "1-2-3",
-        'the fragment "1-2-3" violates the requirement that an index interval can have at most '
-        "two parts separated by '-'",
-    ),
-    ("1,", 'cannot convert string to integer for index: ""'),
-    (",1", 'cannot convert string to integer for index: ""'),
-    ("1,,2", 'cannot convert string to integer for index: ""'),
-    (" 1", 'cannot convert string to integer for index: " 1"'),
-    ("1 ", 'cannot convert string to integer for index: "1 "'),
-    ("a", 'cannot convert string to integer for index: "a"'),
-    ("1.0", 'cannot convert string to integer for index: "1.0"'),
-    ("1_0", 'cannot convert string to integer for index: "1_0"'),
-    ("٣", 'cannot convert string to integer for index: "٣"'),
-    ("-1", 'cannot convert string to integer for index: ""'),
-    ("++1", 'cannot convert string to integer for index: "++1"'),
-    (
-        "99999999999999999999",
-        'cannot convert string to integer for index: "99999999999999999999"',
-    ),
-]
 
 
 @pytest.mark.parametrize(("indexes", "error"), GRAMMAR_ERRORS)

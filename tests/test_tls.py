@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime
 import os
 import socket
@@ -200,24 +199,19 @@ def test_rotation_under_load_loses_no_request(tmp_path: Path) -> None:
     url = f"https://127.0.0.1:{port}"
     context = ssl.create_default_context(cafile=str(ca_file))
     body = orjson.dumps(review(job()))
-    stack = contextlib.ExitStack()
-    proc = stack.enter_context(
-        serving(
-            [
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--tls-cert-file",
-                str(mount / "tls.crt"),
-                "--tls-private-key-file",
-                str(mount / "tls.key"),
-                "--tls-reload-interval",
-                "0.1",
-            ]
-        )
-    )
-    try:
+    args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--tls-cert-file",
+        str(mount / "tls.crt"),
+        "--tls-private-key-file",
+        str(mount / "tls.key"),
+        "--tls-reload-interval",
+        "0.1",
+    ]
+    with serving(args) as proc:
         wait_ready(url, context, proc)
         assert _peer_serial(port, context) == first[2]
         failures: list[str] = []
@@ -267,8 +261,6 @@ def test_rotation_under_load_loses_no_request(tmp_path: Path) -> None:
         assert failures == []
         assert counts[0] > 0 and counts[1] > 0
         assert len(set(serials)) == 3
-    finally:
-        stack.close()
 
 
 def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> None:
@@ -283,24 +275,19 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
     (tmp_path / "client.crt").write_bytes(client_cert.public_bytes(PEM))
     write_private(tmp_path / "client.key", key_pem(client_key))
     port = free_port()
-    stack = contextlib.ExitStack()
-    proc = stack.enter_context(
-        serving(
-            [
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--tls-cert-file",
-                str(tmp_path / "tls.crt"),
-                "--tls-private-key-file",
-                str(tmp_path / "tls.key"),
-                "--client-ca-file",
-                str(tmp_path / "client-ca.crt"),
-            ]
-        )
-    )
-    try:
+    args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--tls-cert-file",
+        str(tmp_path / "tls.crt"),
+        "--tls-private-key-file",
+        str(tmp_path / "tls.key"),
+        "--client-ca-file",
+        str(tmp_path / "client-ca.crt"),
+    ]
+    with serving(args) as proc:
         with_cert = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
         with_cert.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
         wait_ready(f"https://127.0.0.1:{port}", with_cert, proc)
@@ -318,8 +305,6 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
             pytest.skip("this OpenSSL cannot offer TLS 1.1")
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"https://127.0.0.1:{port}/healthz", verify=old_tls, timeout=3)
-    finally:
-        stack.close()
 
 
 def test_rotation_to_another_key_type_serves_the_new_certificate(tmp_path: Path) -> None:

@@ -82,13 +82,6 @@ class JobState:
         )
 
     @property
-    def suspended_condition(self) -> bool | None:
-        """True if Suspended=True, else False if Suspended=False, else None (absent/Unknown)."""
-        if self.suspended_true:
-            return True
-        return False if self.suspended_false else None
-
-    @property
     def never_started(self) -> bool:
         return not self.started
 
