@@ -2,8 +2,7 @@
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml constraints.txt README.md ./
-COPY app ./app
-COPY validators ./validators
+COPY jobguard ./jobguard
 RUN python -m venv /opt/jobguard \
  && /opt/jobguard/bin/pip install --no-cache-dir -c constraints.txt .
 

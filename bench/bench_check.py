@@ -120,8 +120,8 @@ def timed(command: list[str]) -> float:
 
 
 def in_process(paths: list[str]) -> float:
-    from app.check import CheckOptions, check
-    from validators import Settings
+    from jobguard.app.check import CheckOptions, check
+    from jobguard.validators import Settings
 
     start = time.perf_counter()
     check(paths, CheckOptions(Settings()))

@@ -276,7 +276,7 @@ def main() -> None:
             raise SystemExit(f"{tool} is missing: apt-get install -y wrk hey (make bench-http)")
     bindir = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as tmp:
-        from app.certs import generate
+        from jobguard.app.certs import generate
 
         certs = generate("jobguard", "bench", Path(tmp) / "certs", dev=True)
         ca = str(certs.ca_crt)

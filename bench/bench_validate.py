@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from app.admission import review_body
-from validators import Settings
+from jobguard.app.admission import review_body
+from jobguard.validators import Settings
 
 
 def _job(i: int) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from validators import Operation, Request, Requester, Settings, Verdict, evaluate
-from validators.catalog import Enforcement
-from validators.settings import RuleOverride
+from jobguard.validators import Operation, Request, Requester, Settings, Verdict, evaluate
+from jobguard.validators.catalog import Enforcement
+from jobguard.validators.settings import RuleOverride
 
 UID = "8a7a1f3c-0000-4000-8000-000000000001"
 START = "2026-01-01T10:00:00Z"
@@ -70,7 +70,7 @@ def cond(type_: str, status: str = "True") -> dict[str, str]:
 
 
 def settings(version: str = "1.35", **rules: RuleOverride) -> Settings:
-    from validators import Semantics
+    from jobguard.validators import Semantics
 
     return Settings(
         semantics=Semantics.for_version(version),
@@ -81,7 +81,7 @@ def settings(version: str = "1.35", **rules: RuleOverride) -> Settings:
 def enable(
     *rule_ids: str, version: str = "1.35", enforcement: Enforcement | None = None, **params: Any
 ) -> Settings:
-    from validators import Semantics
+    from jobguard.validators import Semantics
 
     return Settings(
         semantics=Semantics.for_version(version),

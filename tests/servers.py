@@ -49,7 +49,7 @@ def serving(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
     """
     log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after the process)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--log-level", "warning", *args],
+        [sys.executable, "-m", "jobguard", "serve", "--log-level", "warning", *args],
         stdout=subprocess.DEVNULL,
         stderr=log,
         env={**os.environ, "JOBGUARD_CONFIG": ""},

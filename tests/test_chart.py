@@ -14,7 +14,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from app.config import parse_config
+from jobguard.app.config import parse_config
 
 CHART = Path(__file__).resolve().parents[1] / "charts" / "jobguard"
 NAMESPACE = "jobguard-system"

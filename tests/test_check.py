@@ -16,8 +16,8 @@ import xmlschema
 import yaml
 from fastapi.testclient import TestClient
 
-from app.cli import main
-from app.main import create_app
+from jobguard.app.cli import main
+from jobguard.app.main import create_app
 from tests.builders import job
 from tests.reviews import review
 

@@ -12,8 +12,8 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from app.cli import main
-from app.main import create_app
+from jobguard.app.cli import main
+from jobguard.app.main import create_app
 from tests.builders import START, cond, job, with_status
 from tests.reviews import review
 
@@ -51,7 +51,7 @@ def test_review_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_review_reads_stdin() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "app.cli", "review", "-"],
+        [sys.executable, "-m", "jobguard", "review", "-"],
         input=orjson.dumps(review(bad_job())),
         capture_output=True,
         check=False,
@@ -109,7 +109,7 @@ def test_serve_refuses_unknown_version(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text("# jobguard\nkubernetesVersion: '1.32'\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "app.cli", "serve", "--config", str(config), "--port", "0"],
+        [sys.executable, "-m", "jobguard", "serve", "--config", str(config), "--port", "0"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -173,7 +173,7 @@ def _policy_cases() -> list[dict]:
 def test_review_with_config_agrees_with_server(
     tmp_path: Path, body: dict, mutate: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.config import parse_config
+    from jobguard.app.config import parse_config
 
     config = tmp_path / "config.yaml"
     config.write_text(POLICY)

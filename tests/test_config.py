@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import ConfigError, parse_config
-from validators import Enforcement
+from jobguard.app.config import ConfigError, parse_config
+from jobguard.validators import Enforcement
 
 
 def test_defaults() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from validators import RULES
+from jobguard.validators import RULES
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 

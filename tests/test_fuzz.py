@@ -13,11 +13,11 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.admission import handle_mutate, handle_validate
+from jobguard.app.admission import handle_mutate, handle_validate
+from jobguard.validators import Settings
+from jobguard.validators.intervals import IndexParseError, count_indexes
 from tests.builders import START, cond, job, with_status
 from tests.reviews import review
-from validators import Settings
-from validators.intervals import IndexParseError, count_indexes
 
 EXAMPLES = int(os.environ.get("JOBGUARD_FUZZ_EXAMPLES", "300"))
 BUDGET_SECONDS = 10.0  # the API server's default webhook timeout

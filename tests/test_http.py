@@ -14,12 +14,12 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.admission import review_body
-from app.main import create_app
+from jobguard.app.admission import review_body
+from jobguard.app.main import create_app
+from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review
 from tests.servers import free_port, serving, wait_ready
-from validators import Settings
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +258,7 @@ def test_fuzzed_objects_never_fail_the_server(obj, old, operation, resource, sub
 
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    from app.certs import generate
+    from jobguard.app.certs import generate
 
     certs = generate("jobguard", "jobguard", tmp_path_factory.mktemp("certs"), dev=True)
     port = free_port()

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.grammar import GRAMMAR_ERRORS
-from validators.intervals import (
+from jobguard.validators.intervals import (
     IndexParseError,
     count_indexes,
     first_overlap,
     parse_intervals,
 )
+from tests.grammar import GRAMMAR_ERRORS
 
 C = 10
 

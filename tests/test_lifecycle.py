@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
+from jobguard.validators.model import decode_job
+from jobguard.validators.prepare import apply_job_defaults
 from tests.builders import LATER, START, cond, job, with_status
-from validators.lifecycle import JobState, Phase, Transition, classify
-from validators.model import decode_job
-from validators.prepare import apply_job_defaults
 
 
 def state(obj):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.manifests import K8sLoader, _documents, _load, _load_slow, parse
+from jobguard.app.manifests import K8sLoader, _documents, _load, _load_slow, parse
 
 TRICKY = [
     "a: yes",

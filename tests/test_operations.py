@@ -20,8 +20,8 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import ServerOptions, create_app
-from app.observability import JsonFormatter
+from jobguard.app.main import ServerOptions, create_app
+from jobguard.app.observability import JsonFormatter
 from tests.builders import job
 from tests.reviews import review
 from tests.servers import free_port, wait_ready
@@ -209,7 +209,7 @@ def test_sigterm_drains_without_failing_a_request() -> None:
         [
             sys.executable,
             "-m",
-            "app.cli",
+            "jobguard",
             "serve",
             "--host",
             "127.0.0.1",

@@ -16,12 +16,12 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from app.cli import main
-from app.config import parse_config
-from app.main import create_app
+from jobguard.app.cli import main
+from jobguard.app.config import parse_config
+from jobguard.app.main import create_app
+from jobguard.validators import Operation, Request, Requester, Settings, Verdict, evaluate
 from tests.builders import START, causes, job, with_status
 from tests.reviews import review
-from validators import Operation, Request, Requester, Settings, Verdict, evaluate
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 USER = "alice"

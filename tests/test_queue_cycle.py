@@ -12,8 +12,8 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import parse_config
-from app.main import create_app
+from jobguard.app.config import parse_config
+from jobguard.app.main import create_app
 from tests.reviews import review
 
 CONFIG = """

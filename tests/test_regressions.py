@@ -10,12 +10,12 @@ import orjson
 import pytest
 import yaml
 
-from app.admission import review_body
-from app.cli import main
+from jobguard.app.admission import review_body
+from jobguard.app.cli import main
+from jobguard.validators import Enforcement, Settings
+from jobguard.validators.settings import RuleOverride
 from tests.builders import START, cond, create, job, status_update, update, with_status
 from tests.reviews import review
-from validators import Enforcement, Settings
-from validators.settings import RuleOverride
 
 
 def judged(body: dict, settings: Settings | None = None) -> dict:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from app.main import create_app
-from app.reload import ConfigReloader
+from jobguard.app.main import create_app
+from jobguard.app.reload import ConfigReloader
+from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review
-from validators import Settings
 
 V135 = "kubernetesVersion: '1.35'\n"
 V136 = "kubernetesVersion: '1.36'\n"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from jobguard.validators import Operation, Request, RuleOverride, Settings, Verdict, evaluate
 from tests.builders import causes, create, messages, settings, update
-from validators import Operation, Request, RuleOverride, Settings, Verdict, evaluate
 
 INVALID = "FieldValueInvalid"
 REQUIRED = "FieldValueRequired"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from jobguard.validators import Enforcement, RuleOverride, Verdict
 from tests.builders import causes, create, job, messages, settings, update
 from tests.grammar import GRAMMAR_ERRORS
-from validators import Enforcement, RuleOverride, Verdict
 
 INVALID = "FieldValueInvalid"
 REQUIRED = "FieldValueRequired"

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from jobguard.validators.context import JobContext
+from jobguard.validators.settings import RuleOverride
 from tests.builders import (
     LATER,
     START,
@@ -23,8 +25,6 @@ from tests.builders import (
     status_update,
     with_status,
 )
-from validators.context import JobContext
-from validators.settings import RuleOverride
 
 EVEN_LATER = "2026-01-01T12:00:00Z"
 EARLIER = "2026-01-01T09:30:00Z"

@@ -11,6 +11,18 @@ from typing import Any
 
 import pytest
 
+from jobguard.validators import (
+    RULES_BY_ID,
+    Enforcement,
+    Operation,
+    Request,
+    Requester,
+    RuleOverride,
+    Semantics,
+    Settings,
+    Verdict,
+    evaluate,
+)
 from tests.builders import (
     LATER,
     START,
@@ -24,18 +36,6 @@ from tests.builders import (
     status_update,
     update,
     with_status,
-)
-from validators import (
-    RULES_BY_ID,
-    Enforcement,
-    Operation,
-    Request,
-    Requester,
-    RuleOverride,
-    Semantics,
-    Settings,
-    Verdict,
-    evaluate,
 )
 
 FORBIDDEN = "FieldValueForbidden"

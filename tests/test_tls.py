@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from fastapi.testclient import TestClient
 
-from app.certs import PEM, issue_serving, key_pem, make_ca, write_private
-from app.cli import main
-from app.main import create_app
-from app.tls import CertificateError, TLSManager
+from jobguard.app.certs import PEM, issue_serving, key_pem, make_ca, write_private
+from jobguard.app.cli import main
+from jobguard.app.main import create_app
+from jobguard.app.tls import CertificateError, TLSManager
 from tests.builders import job
 from tests.reviews import review
 from tests.servers import free_port, serving, wait_ready

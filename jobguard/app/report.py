@@ -9,8 +9,8 @@ from xml.etree import ElementTree as ET
 
 import orjson
 
-from app.check import CheckReport, DocumentResult
-from validators import RULES_BY_ID
+from jobguard.app.check import CheckReport, DocumentResult
+from jobguard.validators import RULES_BY_ID
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jobguard/jobguard"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
 
-from validators.model import INDEXED, JOB_CONTROLLER, Job
+from jobguard.validators.model import INDEXED, JOB_CONTROLLER, Job
 
 SUSPENDED = "Suspended"
 COMPLETE = "Complete"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from validators.errors import ErrorType, FieldError, invalid, non_negative, required
-from validators.intervals import IndexParseError, count_indexes
-from validators.model import INDEXED, JobSpec
+from jobguard.validators.errors import ErrorType, FieldError, invalid, non_negative, required
+from jobguard.validators.intervals import IndexParseError, count_indexes
+from jobguard.validators.model import INDEXED, JobSpec
 
 MAX_RULES = 20
 MAX_INDEXES_BYTES = 64 * 1024

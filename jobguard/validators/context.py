@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from validators.lifecycle import JobState, Transition
-from validators.model import CronJob, Job
-from validators.versions import Semantics
+from jobguard.validators.lifecycle import JobState, Transition
+from jobguard.validators.model import CronJob, Job
+from jobguard.validators.versions import Semantics
 
 
 class Operation(StrEnum):

@@ -9,32 +9,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from validators.catalog import Enforcement
-from validators.context import CronJobContext, JobContext, Operation, Request
-from validators.errors import FieldError
-from validators.lifecycle import JobState, classify
-from validators.model import ObjectDecodeError, decode_cronjob, decode_job
-from validators.policy import SuspendPolicy
-from validators.prepare import (
+from jobguard.validators.catalog import Enforcement
+from jobguard.validators.context import CronJobContext, JobContext, Operation, Request
+from jobguard.validators.errors import FieldError
+from jobguard.validators.lifecycle import JobState, classify
+from jobguard.validators.model import ObjectDecodeError, decode_cronjob, decode_job
+from jobguard.validators.policy import SuspendPolicy
+from jobguard.validators.prepare import (
     apply_job_defaults,
     prepare_create,
     prepare_status_update,
     prepare_stored,
     prepare_update,
 )
-from validators.rules.cronjob import check_cronjob
-from validators.rules.jobs import (
+from jobguard.validators.rules.cronjob import check_cronjob
+from jobguard.validators.rules.jobs import (
     check_generated_selector,
     check_immutable_fields,
     check_selector,
     check_template_update,
 )
-from validators.rules.jobspec import check_indexed_hostname, check_job_spec
-from validators.rules.metadata import check_labels_and_annotations, check_metadata_update
-from validators.rules.status import check_status
-from validators.rules.suspend import check_suspend_status, check_suspend_update
-from validators.rules.suspend_policy import check_suspend_policies, needs_forced_suspend
-from validators.settings import Settings
+from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
+from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
+from jobguard.validators.rules.status import check_status
+from jobguard.validators.rules.suspend import check_suspend_status, check_suspend_update
+from jobguard.validators.rules.suspend_policy import check_suspend_policies, needs_forced_suspend
+from jobguard.validators.settings import Settings
 
 JUDGED_KINDS = ("Job", "CronJob")
 

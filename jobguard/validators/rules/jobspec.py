@@ -8,10 +8,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from validators.errors import ErrorType, FieldError, invalid, non_negative, not_supported, required
-from validators.model import INDEXED, NON_INDEXED, JobSpec
-from validators.rules.pod_failure_policy import check_pod_failure_policy
-from validators.rules.success_policy import check_success_policy
+from jobguard.validators.errors import (
+    ErrorType,
+    FieldError,
+    invalid,
+    non_negative,
+    not_supported,
+    required,
+)
+from jobguard.validators.model import INDEXED, NON_INDEXED, JobSpec
+from jobguard.validators.rules.pod_failure_policy import check_pod_failure_policy
+from jobguard.validators.rules.success_policy import check_success_policy
 
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES_LIMIT = 100_000

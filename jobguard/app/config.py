@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from validators import (
+from jobguard.validators import (
     DEFAULT_VERSION,
     RULES_BY_ID,
     Enforcement,
@@ -23,7 +23,7 @@ from validators import (
     SuspendPolicy,
     UnsupportedVersionError,
 )
-from validators.selectors import validate_selector
+from jobguard.validators.selectors import validate_selector
 
 CONFIG_ENV = "JOBGUARD_CONFIG"
 VERSION_ENV = "JOBGUARD_KUBERNETES_VERSION"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from validators.model import NON_INDEXED, Job
+from jobguard.validators.model import NON_INDEXED, Job
 
 LEGACY_CONTROLLER_UID_LABEL = "controller-uid"
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from validators.errors import ErrorType, FieldError, invalid, required
+from jobguard.validators.errors import ErrorType, FieldError, invalid, required
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 

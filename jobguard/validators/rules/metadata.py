@@ -6,8 +6,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from validators.errors import ErrorType, FieldError, immutable, invalid
-from validators.semantic import normalize
+from jobguard.validators.errors import ErrorType, FieldError, immutable, invalid
+from jobguard.validators.semantic import normalize
 
 _NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from validators.context import CronJobContext
-from validators.errors import FieldError, invalid, not_supported
-from validators.rules.jobspec import check_job_spec
+from jobguard.validators.context import CronJobContext
+from jobguard.validators.errors import FieldError, invalid, not_supported
+from jobguard.validators.rules.jobspec import check_job_spec
 
 PATH = "spec.jobTemplate.spec"
 

@@ -12,8 +12,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.manifests import STDIN, Manifest, ManifestError, read_manifests
-from validators import (
+from jobguard.app.manifests import STDIN, Manifest, ManifestError, read_manifests
+from jobguard.validators import (
     Enforcement,
     Operation,
     Request,

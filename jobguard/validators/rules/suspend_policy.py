@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from validators.context import JobContext, Operation
-from validators.errors import FieldError, forbidden
-from validators.lifecycle import Transition
-from validators.policy import PolicySet, SuspendPolicy
-from validators.rules.jobs import scheduling_directives_changed
+from jobguard.validators.context import JobContext, Operation
+from jobguard.validators.errors import FieldError, forbidden
+from jobguard.validators.lifecycle import Transition
+from jobguard.validators.policy import PolicySet, SuspendPolicy
+from jobguard.validators.rules.jobs import scheduling_directives_changed
 
 
 def job_labels(raw: dict[str, Any]) -> dict[str, str]:

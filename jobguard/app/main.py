@@ -1,4 +1,4 @@
-"""The ASGI app (`app.main:app`).
+"""The ASGI app (`jobguard.app.main:app`).
 
 POST /validate and /mutate take a lean path (raw body, one orjson parse, the pure validators);
 /healthz, /readyz and /metrics are served by FastAPI behind it. A thin shell: no rule logic.
@@ -23,12 +23,12 @@ from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.admission import Outcome, handle_mutate, handle_validate
-from app.config import CONFIG_ENV, FileConfig, load_config
-from app.observability import Metrics
-from app.reload import ConfigReloader
-from app.tls import TLSManager
-from validators import Settings
+from jobguard.app.admission import Outcome, handle_mutate, handle_validate
+from jobguard.app.config import CONFIG_ENV, FileConfig, load_config
+from jobguard.app.observability import Metrics
+from jobguard.app.reload import ConfigReloader
+from jobguard.app.tls import TLSManager
+from jobguard.validators import Settings
 
 log = logging.getLogger("jobguard")
 request_log = logging.getLogger("jobguard.requests")

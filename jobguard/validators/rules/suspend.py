@@ -9,10 +9,10 @@ import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
-from validators.context import JobContext, Operation
-from validators.errors import FieldError, forbidden
-from validators.lifecycle import COMPLETE, FAILED, Transition
-from validators.rules.jobs import scheduling_directives_changed
+from jobguard.validators.context import JobContext, Operation
+from jobguard.validators.errors import FieldError, forbidden
+from jobguard.validators.lifecycle import COMPLETE, FAILED, Transition
+from jobguard.validators.rules.jobs import scheduling_directives_changed
 
 
 def check_suspend_update(

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from validators.context import Requester
-from validators.selectors import selector_matches
+from jobguard.validators.context import Requester
+from jobguard.validators.selectors import selector_matches
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import orjson
 
-from app.admission import BadReview, mutate_review, parse_review, review
-from app.config import ConfigError, FileConfig, load_config
+from jobguard import __version__
+from jobguard.app.admission import BadReview, mutate_review, parse_review, review
+from jobguard.app.config import ConfigError, FileConfig, load_config
 
 log = logging.getLogger("jobguard")
 
@@ -30,9 +31,9 @@ def _load(path: str | None) -> FileConfig:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from app.main import ServerOptions, create_app
-    from app.observability import configure_logging
-    from app.server import GracefulServer
+    from jobguard.app.main import ServerOptions, create_app
+    from jobguard.app.observability import configure_logging
+    from jobguard.app.server import GracefulServer
 
     configure_logging(args.log_level)
     config = _load(args.config)
@@ -50,7 +51,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     tls_manager = None
     if tls:
-        from app.tls import CertificateError, TLSManager
+        from jobguard.app.tls import CertificateError, TLSManager
 
         try:
             tls_manager = TLSManager(
@@ -104,10 +105,10 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from app.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
-    from app.manifests import ManifestError, expand_paths
-    from app.report import FORMATS
-    from validators import Requester
+    from jobguard.app.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
+    from jobguard.app.manifests import ManifestError, expand_paths
+    from jobguard.app.report import FORMATS
+    from jobguard.validators import Requester
 
     settings = _load(args.config).to_settings()
     if args.jobs < 1:
@@ -129,7 +130,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_certs_generate(args: argparse.Namespace) -> int:
-    from app.certs import generate
+    from jobguard.app.certs import generate
 
     try:
         paths = generate(
@@ -143,7 +144,7 @@ def cmd_certs_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_certs_inspect(args: argparse.Namespace) -> int:
-    from app.certs import inspect
+    from jobguard.app.certs import inspect
 
     try:
         info = inspect(Path(args.file))
@@ -169,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jobguard", description="Admission webhook for batch/v1 Jobs"
     )
+    parser.add_argument("--version", action="version", version=f"jobguard {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve /validate")

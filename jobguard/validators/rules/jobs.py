@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from validators.context import JobContext, Operation
-from validators.defaults import default_pod_failure_policy, default_pod_template
-from validators.errors import FieldError, immutable, invalid, required
-from validators.model import INDEXED
-from validators.prepare import (
+from jobguard.validators.context import JobContext, Operation
+from jobguard.validators.defaults import default_pod_failure_policy, default_pod_template
+from jobguard.validators.errors import FieldError, immutable, invalid, required
+from jobguard.validators.model import INDEXED
+from jobguard.validators.prepare import (
     CONTROLLER_UID_LABEL,
     JOB_NAME_LABEL,
     LEGACY_CONTROLLER_UID_LABEL,
     LEGACY_JOB_NAME_LABEL,
 )
-from validators.selectors import selector_matches, validate_selector
-from validators.semantic import semantic_equal
+from jobguard.validators.selectors import selector_matches, validate_selector
+from jobguard.validators.semantic import semantic_equal
 
 
 def _get(raw: Any, *keys: str) -> Any:

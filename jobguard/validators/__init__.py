@@ -3,14 +3,14 @@
 Entry point: `evaluate(Request, Settings) -> Verdict`.
 """
 
-from validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
-from validators.context import Operation, Request, Requester
-from validators.errors import ErrorType, FieldError
-from validators.lifecycle import JobState, Phase, Transition, classify
-from validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
-from validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
-from validators.settings import RuleOverride, Settings
-from validators.versions import (
+from jobguard.validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
+from jobguard.validators.context import Operation, Request, Requester
+from jobguard.validators.errors import ErrorType, FieldError
+from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
+from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
+from jobguard.validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
+from jobguard.validators.settings import RuleOverride, Settings
+from jobguard.validators.versions import (
     DEFAULT_VERSION,
     SUPPORTED_VERSIONS,
     Semantics,

@@ -16,8 +16,8 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.config import ConfigError, load_config
-from validators import Settings
+from jobguard.app.config import ConfigError, load_config
+from jobguard.validators import Settings
 
 log = logging.getLogger("jobguard.config")
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from validators.catalog import RULES, Enforcement, RuleInfo
-from validators.policy import PolicySet
-from validators.versions import Semantics
+from jobguard.validators.catalog import RULES, Enforcement, RuleInfo
+from jobguard.validators.policy import PolicySet
+from jobguard.validators.versions import Semantics
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from validators.context import JobContext
-from validators.errors import (
+from jobguard.validators.context import JobContext
+from jobguard.validators.errors import (
     ErrorType,
     FieldError,
     immutable,
@@ -19,10 +19,10 @@ from validators.errors import (
     non_negative,
     required,
 )
-from validators.intervals import IndexParseError, count_indexes, first_overlap
-from validators.lifecycle import COMPLETE, FAILED, FAILURE_TARGET, JobState
-from validators.model import INDEXED, Job
-from validators.semantic import normalize
+from jobguard.validators.intervals import IndexParseError, count_indexes, first_overlap
+from jobguard.validators.lifecycle import COMPLETE, FAILED, FAILURE_TARGET, JobState
+from jobguard.validators.model import INDEXED, Job
+from jobguard.validators.semantic import normalize
 
 CONDITIONS = "status.conditions"
 

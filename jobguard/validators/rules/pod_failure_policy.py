@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from validators.errors import (
+from jobguard.validators.errors import (
     ErrorType,
     FieldError,
     invalid,
@@ -12,8 +12,8 @@ from validators.errors import (
     not_supported,
     required,
 )
-from validators.model import JobSpec
-from validators.rules.metadata import qualified_name_problem
+from jobguard.validators.model import JobSpec
+from jobguard.validators.rules.metadata import qualified_name_problem
 
 MAX_RULES = 20
 MAX_EXIT_CODES = 255

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from validators import (
+from jobguard.validators import (
     RULES_BY_ID,
     Enforcement,
     Operation,

@@ -1,0 +1,5 @@
+"""`python -m jobguard`: the same CLI as the `jobguard` console script."""
+
+from jobguard.app.cli import main
+
+raise SystemExit(main())
