@@ -11,6 +11,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed; installing python3-venv"; \
 	  apt-get update -qq && apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	@# PyPI's `validators` as a wheel: the packaging test installs it beside jobguard's, offline.
+	$(BIN)/python -m pip download -q --no-deps -c constraints.txt -d $(VENV)/wheels validators
 	@touch $(STAMP)
 
 venv: $(STAMP)
