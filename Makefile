@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEV_CERTS := certs/dev
 
-.PHONY: venv test lint typecheck unit run certs bench bench-http fuzz clean
+.PHONY: venv test lint typecheck unit docs run certs bench bench-http fuzz clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed; installing python3-venv"; \
@@ -28,6 +28,11 @@ unit: venv
 	$(BIN)/pytest -q -n 2
 
 test: lint typecheck unit
+
+# The rule reference and README.md's rule table, generated from jobguard/validators/catalog.py.
+docs: venv
+	$(BIN)/jobguard rules --markdown > docs/RULES.md.tmp && mv docs/RULES.md.tmp docs/RULES.md
+	$(BIN)/python -m jobguard.app.rules_doc README.md
 
 $(DEV_CERTS)/tls.crt: | venv
 	$(BIN)/jobguard certs generate --service jobguard --namespace jobguard --dev --out-dir $(DEV_CERTS) >/dev/null

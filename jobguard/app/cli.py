@@ -1,4 +1,4 @@
-"""The `jobguard` command: serve, review, certs."""
+"""The `jobguard` command: serve, review, check, rules, certs."""
 
 from __future__ import annotations
 
@@ -129,6 +129,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    from jobguard.app.rules_doc import render_markdown, render_text
+
+    sys.stdout.write(render_markdown() if args.markdown else render_text())
+    return 0
+
+
 def cmd_certs_generate(args: argparse.Namespace) -> int:
     from jobguard.app.certs import generate
 
@@ -249,6 +256,16 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--output", choices=["text", "json", "junit", "sarif"], default="text")
     chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
     chk.set_defaults(func=cmd_check)
+
+    rules = sub.add_parser(
+        "rules", help="list every rule: ID, area, default enforcement, where it is checked"
+    )
+    rules.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the rule reference as Markdown (docs/RULES.md) instead of one line per rule",
+    )
+    rules.set_defaults(func=cmd_rules)
 
     certs = sub.add_parser("certs", help="certificates")
     certs_sub = certs.add_subparsers(dest="certs_command", required=True)

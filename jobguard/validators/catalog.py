@@ -1,8 +1,11 @@
-"""Every rule jobguard knows, with its stable ID.
+"""Every rule jobguard knows: its stable ID, area, summary, default enforcement, the upstream
+source it mirrors and the functions that check it.
 
-IDs and field paths follow the rule catalogue (RULES.md); `JS-` rules are the create-style Job
-spec checks of upstream `validateJobSpec` that the catalogue refers to without an ID; `NE-` rules
-are not enforced upstream and are off unless configured.
+`docs/RULES.md` and the rule table of README.md are generated from this module (`jobguard rules
+--markdown`, `make docs`) and a test keeps them equal. `JS-` rules are upstream's create-style
+Job spec checks (`validateJobSpec`), which upstream does not name. `NE-` and `SUS-` rules are
+not enforced upstream: NE-001 and NE-002 are on by default, the other NE rules off unless
+configured; SUS rules act only when suspend policies are configured.
 """
 
 from __future__ import annotations
@@ -17,6 +20,19 @@ class Enforcement(StrEnum):
     DRYRUN = "dryrun"
 
 
+class Reporting(StrEnum):
+    """Whether field errors carry a rule's own ID, and if not, why not."""
+
+    OWN = "own"
+    """Its errors carry its ID."""
+    CONDITION = "condition"
+    """No errors of its own: a condition computed for the rules in `condition_for`."""
+    ALIAS = "alias"
+    """Reported under `alias_of` (the same upstream check)."""
+    NOTHING_TO_CHECK = "nothing to check"
+    """Names something jobguard, like upstream, deliberately leaves alone."""
+
+
 @dataclass(frozen=True, slots=True)
 class RuleInfo:
     id: str
@@ -29,105 +45,679 @@ class RuleInfo:
     """Another ID that reports this rule's errors (the same upstream check)."""
     default_enabled: bool | None = None
     """On unless configured off; None means: on exactly when `upstream`."""
+    source: str = ""
+    """The upstream code (or, for policy-only rules, the design) this rule mirrors."""
+    checked_in: tuple[str, ...] = ()
+    """`module:function` names of the functions that check it (or compute its condition)."""
+    reporting: Reporting = Reporting.OWN
+    condition_for: tuple[str, ...] = ()
+    """The rules whose check reads this rule's condition (`Reporting.CONDITION`)."""
 
     @property
     def enabled_by_default(self) -> bool:
         return self.upstream if self.default_enabled is None else self.default_enabled
 
 
+@dataclass(frozen=True, slots=True)
+class Area:
+    """A group of rules: one section of docs/RULES.md."""
+
+    key: str
+    """The value of `RuleInfo.area`."""
+    title: str
+    description: str
+
+
 def _r(rule_id: str, area: str, summary: str, **kwargs: object) -> RuleInfo:
     return RuleInfo(rule_id, area, summary, **kwargs)  # type: ignore[arg-type]
 
 
+def _in(module: str, *functions: str) -> tuple[str, ...]:
+    """`module:function` names; `module` relative to jobguard.validators.rules unless dotted."""
+    qualified = module if "." in module else f"jobguard.validators.rules.{module}"
+    return tuple(f"{qualified}:{function}" for function in functions)
+
+
 _WARN = Enforcement.WARN
+_VALIDATION = "pkg/apis/batch/validation/validation.go"
+_STRATEGY = "pkg/registry/batch/job/strategy.go"
+_STATUS_OPTIONS = f"{_STRATEGY}: getStatusValidationOptions"
+_POLICY = "jobguard policy (not enforced upstream)"
+_SUSPEND_KEP = f"{_POLICY}; follows the Suspend Jobs design (KEP-2232)"
+_QUEUE_POLICY = (
+    f"{_POLICY}; the admission control the Suspend Jobs design (KEP-2232) leaves to "
+    "webhooks, as queue controllers such as Kueue use it"
+)
+
+AREAS: tuple[Area, ...] = (
+    Area(
+        "decoding",
+        "Decoding (DEC)",
+        "Before any rule runs, the object (and on UPDATE the stored object) is read into typed "
+        "views as strictly as the API server decodes JSON into its Go types: "
+        '`"completions": "ten"` or `"suspend": "yes"` is an error naming the field, never a '
+        "coercion. `decode_job` and `decode_cronjob` in `jobguard.validators.model` raise "
+        "`ObjectDecodeError`, and no other rule runs on such an object. The webhook answers it "
+        "with `allowed: false` and code 400; `jobguard check` reports it as DEC-001 at the "
+        "offending field.",
+    ),
+    Area(
+        "template",
+        "Pod template and selectors (TM)",
+        "CREATE and UPDATE of `jobs`. On every request the selector must be present and well "
+        "formed (TM-007) and select the template's labels (TM-006); unless `manualSelector` is "
+        "true, the labels and selector the API server generates (`controller-uid` and "
+        "`job-name`, plain and `batch.kubernetes.io/`-prefixed) must be intact (TM-005). On "
+        "UPDATE the prefixed labels are required only when the stored template already carries "
+        "both, as upstream's `RequirePrefixedLabels` option says. On UPDATE the pod template "
+        "must also equal the stored one after both are defaulted (TM-001), with relaxations "
+        "decided from the stored Job, not the new one (TM-004): scheduling directives (template "
+        "labels and annotations, nodeSelector, tolerations, schedulingGates, node affinity) may "
+        "change while it is suspended (TM-002). Up to Kubernetes 1.35 that means suspended and "
+        "never started (KEP-2926); from 1.36 (KEP-5440, gates "
+        "MutableSchedulingDirectivesForSuspendedJobs and MutablePodResourcesForSuspendedJobs) "
+        "it means suspended with no active pods, and either never started or with the "
+        "Suspended condition True, and container resources become mutable too (TM-003), in "
+        "which case only the pod spec is compared. "
+        "`kubernetesVersion` in the configuration selects the behaviour.",
+    ),
+    Area(
+        "immutability",
+        "Immutable fields (IM)",
+        "IM-001..IM-007 judge UPDATE of `jobs`: selector, completions, completionMode, "
+        "podFailurePolicy, backoffLimitPerIndex, managedBy and successPolicy keep their stored "
+        "values, compared semantically as upstream's `ValidateImmutableField` compares them "
+        "(absent, null and empty are equal; quantities compare by value). An Indexed Job may "
+        "change completions only together with parallelism, to the same value (elastic Indexed "
+        "Jobs, IM-002); pod failure policies are compared after defaulting (IM-004). IM-008 is "
+        "object metadata: label and annotation syntax on every judged Job request, and on "
+        "UPDATE of `jobs` and `jobs/status` an unchanged name, namespace, uid, "
+        "creationTimestamp, deletionTimestamp and deletionGracePeriodSeconds.",
+    ),
+    Area(
+        "jobspec",
+        "Job spec (JS)",
+        "Upstream's create-style checks of a Job spec (`validateJobSpec`), numbered here "
+        "because upstream does not name them: counts and durations, completion mode, "
+        "backoffLimitPerIndex and maxFailedIndexes, managedBy, podFailurePolicy, "
+        "podReplacementPolicy and the template's restartPolicy, plus the Indexed hostname check "
+        "of `ValidateJob` (JS-007). They run on CREATE and UPDATE of `jobs` and, reported as "
+        "CJ-005, on CronJob templates. Upstream runs `ValidateJobSpec` twice on an UPDATE (from "
+        "`ValidateJob` and from `ValidateJobSpecUpdate`), so an UPDATE's spec errors "
+        "(JS-001..JS-006, JS-008, SP, TM-006, TM-007) appear twice in the response's causes, as "
+        "the API server's do; the message lists each once. The pod spec checks upstream also "
+        "runs here (`ValidatePodTemplateSpec`) are left to the API server.",
+    ),
+    Area(
+        "successPolicy",
+        "Success policy (SP)",
+        "`spec.successPolicy` on CREATE and UPDATE of `jobs` (with the Job spec checks, so "
+        "twice on UPDATE) and, reported as CJ-001, on CronJob templates. A successPolicy needs "
+        "Indexed completion mode (SP-001); without it nothing else in the policy is checked. An "
+        "Indexed Job without completions gets JS-003, and SP-006..SP-009 are skipped where "
+        "upstream would read the missing value. SP-010 is the same upstream check as IM-007 and "
+        "is reported as IM-007; configuring either ID affects it. The index-interval grammar "
+        "(SP-006 for succeededIndexes; ST-023, ST-024 and ST-027 for status.completedIndexes and "
+        "status.failedIndexes): a list such as `0,3-5,7` is comma-separated fragments, each an "
+        "index or a range `first-last` with first < last; an index is a decimal integer as Go's "
+        "`strconv.Atoi` reads it (ASCII digits after an optional `+`, within int64) and is below "
+        "spec.completions; each fragment starts after the previous one ends; the empty string "
+        "is the empty list. The first violation is reported in upstream's words (such as "
+        '`non-increasing order, previous: 3, current: 1` or `too large index: "10"`). Lists are '
+        "parsed in one pass without expanding ranges (`jobguard.validators.intervals`).",
+    ),
+    Area(
+        "status",
+        "Status invariants (ST)",
+        "UPDATE of `jobs/status` only. The API server copies the spec from the stored Job "
+        "before validating a status update, so only the stored spec matters. ST-001..ST-011, "
+        "ST-021, ST-022 and ST-035 are checked on every status update, and ST-020 too except "
+        "for Indexed Jobs whose completions equal parallelism (elastic Indexed Jobs). Every "
+        "other ST rule runs only when a field it reads changes: upstream derives these options "
+        "from the old and new Job (`getStatusValidationOptions`), so a Job that already breaks "
+        "a rule can still receive status updates that do not touch it. ST-023, ST-024 and "
+        "ST-027 use the index-interval grammar described under Success policy (SP). From "
+        "Kubernetes 1.36 (the newest status strategy) ST-031 does not apply to a suspended Job "
+        "with zero completions, and ST-033 is reported as Invalid `field is immutable for "
+        "unsuspended job once set` instead of Required `startTime cannot be removed for "
+        "unsuspended job`. In every supported version ST-033 allows the update that resumes a "
+        "Job (Suspended condition True to False) to change startTime.",
+    ),
+    Area(
+        "suspend",
+        "Suspend semantics (NE)",
+        "Rules the API server does not enforce, drawn from the Suspend Jobs design (KEP-2232) "
+        "and, for NE-009, KEP-5440. NE-001 and NE-002 are on by default; the others are off "
+        "until the configuration turns them on. NE-004, NE-005, NE-006 and NE-009 are "
+        "informational and default to `warn` (a configured default `enforcement` applies to "
+        "them only when it is `dryrun`). NE-007 judges CREATE and UPDATE of `jobs`; NE-001, "
+        "NE-005, NE-006 and NE-009 judge UPDATE of `jobs`; NE-002, NE-003, NE-004 and NE-008 "
+        "judge UPDATE of `jobs/status`. NE-007 takes the parameters `users` (globs) and "
+        "`groups`: who may change `spec.suspend`, including creating a Job unsuspended. NE-009 "
+        "applies up to Kubernetes 1.35 only: from 1.36 upstream allows the change (TM-002).",
+    ),
+    Area(
+        "policy",
+        "Suspend policies (SUS)",
+        "Act only when `suspendPolicies` are configured, on CREATE and UPDATE of `jobs` "
+        "(status updates and DELETE are never judged). A policy matches Jobs by namespace globs "
+        "and a label selector (on the Job's labels, or its template's when it has none); an "
+        "UPDATE is judged by the stored Job's policy, or the new one's when the stored Job "
+        "matched none. Requesters listed in `exemptions` and the policy's `controllers` may do "
+        "anything. With `forceSuspendOnCreate`, `/mutate` suspends a matched CREATE first, so "
+        "SUS-001 judges the mutated object. This is the admission control the Suspend Jobs "
+        "design leaves to webhooks, in the shape queue controllers such as Kueue need. A "
+        "response whose denials are all policy-only rules is 403 Forbidden, each line naming "
+        "the rule, the policy and who may act instead.",
+    ),
+    Area(
+        "cronjob",
+        "CronJob templates (CJ)",
+        "CREATE and UPDATE of `cronjobs` (subresources are not judged). Upstream's "
+        "create-style Job spec checks (`ValidateJobTemplateSpec`) run on "
+        "`spec.jobTemplate.spec` on CREATE and UPDATE alike: successPolicy errors are reported "
+        "as CJ-001 and other Job spec errors as CJ-005, with upstream's paths under "
+        "`spec.jobTemplate.spec`, and a selector or `manualSelector: true` in the template is "
+        "refused (CJ-003). The Job defaulter does not run on a template, so completions and "
+        "completionMode are judged as written, and a template may be suspended. CJ-002 and "
+        "CJ-004 name decisions rather than checks: the template is freely mutable, and a "
+        "CronJob carries no Job status to judge. The CronJob's own fields (schedule, timeZone, "
+        "concurrencyPolicy, history limits) are left to the API server.",
+    ),
+)
+
+AREAS_BY_KEY: dict[str, Area] = {area.key: area for area in AREAS}
 
 RULES: tuple[RuleInfo, ...] = (
-    _r("DEC-001", "decoding", "the object can be read as its kind (field types)"),
-    _r("TM-001", "template", "pod template is immutable on update"),
-    _r("TM-002", "template", "scheduling directives are mutable while safely suspended"),
-    _r("TM-003", "template", "container resources are mutable while safely suspended (KEP-5440)"),
-    _r("TM-004", "template", "relaxations follow the old spec.suspend"),
-    _r("TM-005", "template", "generated job-name/controller-uid labels and selector"),
-    _r("TM-006", "template", "selector must select the template labels"),
-    _r("TM-007", "template", "selector is required"),
-    _r("IM-001", "immutability", "spec.selector is immutable"),
+    _r(
+        "DEC-001",
+        "decoding",
+        "the object can be read as its kind (field types)",
+        source="k8s.io/apimachinery JSON decoding into the batch/v1 Go types",
+        checked_in=_in("jobguard.app.check", "judge"),
+    ),
+    _r(
+        "TM-001",
+        "template",
+        "pod template is immutable on update",
+        source=f"{_VALIDATION}: validatePodTemplateUpdate",
+        checked_in=_in("jobs", "check_template_update"),
+    ),
+    _r(
+        "TM-002",
+        "template",
+        "scheduling directives are mutable while safely suspended",
+        source=f"{_VALIDATION}: validatePodTemplateUpdate; "
+        f"{_STRATEGY}: validationOptionsForJob (AllowMutableSchedulingDirectives)",
+        checked_in=_in("jobs", "scheduling_directives_mutable", "_overlay_scheduling"),
+        reporting=Reporting.CONDITION,
+        condition_for=("TM-001", "TM-003"),
+    ),
+    _r(
+        "TM-003",
+        "template",
+        "container resources are mutable while safely suspended (KEP-5440)",
+        source=f"{_VALIDATION}: validatePodTemplateUpdate; "
+        f"{_STRATEGY}: validationOptionsForJob (KEP-5440)",
+        checked_in=_in("jobs", "check_template_update"),
+    ),
+    _r(
+        "TM-004",
+        "template",
+        "relaxations follow the old spec.suspend",
+        source=f"{_STRATEGY}: validationOptionsForJob (reads the old Job)",
+        checked_in=_in("jobs", "scheduling_directives_mutable", "pod_resources_mutable"),
+        reporting=Reporting.CONDITION,
+        condition_for=("TM-001", "TM-003"),
+    ),
+    _r(
+        "TM-005",
+        "template",
+        "generated job-name/controller-uid labels and selector",
+        source=f"{_VALIDATION}: validateGeneratedSelector; "
+        f"{_STRATEGY}: validationOptionsForJob (RequirePrefixedLabels)",
+        checked_in=_in("jobs", "check_generated_selector"),
+    ),
+    _r(
+        "TM-006",
+        "template",
+        "selector must select the template labels",
+        source=f"{_VALIDATION}: ValidateJobSpec",
+        checked_in=_in("jobs", "check_selector"),
+    ),
+    _r(
+        "TM-007",
+        "template",
+        "selector is required",
+        source=f"{_VALIDATION}: ValidateJobSpec (ValidateLabelSelector)",
+        checked_in=_in("jobs", "check_selector"),
+    ),
+    _r(
+        "IM-001",
+        "immutability",
+        "spec.selector is immutable",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+    ),
     _r(
         "IM-002",
         "immutability",
         "spec.completions is immutable (Indexed: in tandem with parallelism)",
+        source=f"{_VALIDATION}: validateCompletions",
+        checked_in=_in("jobs", "check_immutable_fields"),
     ),
-    _r("IM-003", "immutability", "spec.completionMode is immutable"),
-    _r("IM-004", "immutability", "spec.podFailurePolicy is immutable"),
-    _r("IM-005", "immutability", "spec.backoffLimitPerIndex is immutable"),
-    _r("IM-006", "immutability", "spec.managedBy is immutable"),
-    _r("IM-007", "immutability", "spec.successPolicy is immutable"),
-    _r("IM-008", "immutability", "object metadata update rules"),
-    _r("JS-001", "jobspec", "counts and durations are non-negative"),
-    _r("JS-002", "jobspec", "completionMode and podReplacementPolicy take known values"),
-    _r("JS-003", "jobspec", "Indexed jobs need completions"),
-    _r("JS-004", "jobspec", "backoffLimitPerIndex / maxFailedIndexes constraints"),
+    _r(
+        "IM-003",
+        "immutability",
+        "spec.completionMode is immutable",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+    ),
+    _r(
+        "IM-004",
+        "immutability",
+        "spec.podFailurePolicy is immutable",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+    ),
+    _r(
+        "IM-005",
+        "immutability",
+        "spec.backoffLimitPerIndex is immutable",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+    ),
+    _r(
+        "IM-006",
+        "immutability",
+        "spec.managedBy is immutable",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+    ),
+    _r(
+        "IM-007",
+        "immutability",
+        "spec.successPolicy is immutable",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+    ),
+    _r(
+        "IM-008",
+        "immutability",
+        "object metadata update rules",
+        source="pkg/apis/core/validation: ValidateObjectMeta, ValidateObjectMetaUpdate",
+        checked_in=_in("metadata", "check_labels_and_annotations", "check_metadata_update"),
+    ),
+    _r(
+        "JS-001",
+        "jobspec",
+        "counts and durations are non-negative",
+        source=f"{_VALIDATION}: validateJobSpec",
+        checked_in=_in("jobspec", "_non_negative_counts"),
+    ),
+    _r(
+        "JS-002",
+        "jobspec",
+        "completionMode and podReplacementPolicy take known values",
+        source=f"{_VALIDATION}: validateJobSpec, validatePodReplacementPolicy",
+        checked_in=_in("jobspec", "_completion_mode", "_pod_replacement_policy"),
+    ),
+    _r(
+        "JS-003",
+        "jobspec",
+        "Indexed jobs need completions",
+        source=f"{_VALIDATION}: validateJobSpec",
+        checked_in=_in("jobspec", "_completion_mode"),
+    ),
+    _r(
+        "JS-004",
+        "jobspec",
+        "backoffLimitPerIndex / maxFailedIndexes constraints",
+        source=f"{_VALIDATION}: validateJobSpec",
+        checked_in=_in("jobspec", "_non_negative_counts", "_completion_mode"),
+    ),
     _r(
         "JS-005",
         "jobspec",
         "pod template restartPolicy is OnFailure or Never (Never with podFailurePolicy)",
+        source=f"{_VALIDATION}: validateJobSpec",
+        checked_in=_in("jobspec", "_restart_policy"),
     ),
-    _r("JS-006", "jobspec", "managedBy is a short domain-prefixed path"),
-    _r("JS-007", "jobspec", "Indexed pod hostnames are valid DNS labels"),
-    _r("JS-008", "jobspec", "podFailurePolicy rules are well formed"),
-    _r("SP-001", "successPolicy", "successPolicy requires Indexed completion mode"),
-    _r("SP-002", "successPolicy", "successPolicy needs at least one rule"),
-    _r("SP-003", "successPolicy", "successPolicy has at most 20 rules"),
-    _r("SP-004", "successPolicy", "each rule sets succeededIndexes or succeededCount"),
-    _r("SP-005", "successPolicy", "succeededIndexes is at most 64 KiB"),
-    _r("SP-006", "successPolicy", "succeededIndexes follows the interval grammar"),
-    _r("SP-007", "successPolicy", "succeededCount is non-negative"),
-    _r("SP-008", "successPolicy", "succeededCount <= completions"),
-    _r("SP-009", "successPolicy", "succeededCount <= size of succeededIndexes"),
+    _r(
+        "JS-006",
+        "jobspec",
+        "managedBy is a short domain-prefixed path",
+        source=f"{_VALIDATION}: validateJobSpec (IsDomainPrefixedPath)",
+        checked_in=_in("jobspec", "_managed_by", "_managed_by_parts"),
+    ),
+    _r(
+        "JS-007",
+        "jobspec",
+        "Indexed pod hostnames are valid DNS labels",
+        source=f"{_VALIDATION}: ValidateJob",
+        checked_in=_in("jobspec", "check_indexed_hostname"),
+    ),
+    _r(
+        "JS-008",
+        "jobspec",
+        "podFailurePolicy rules are well formed",
+        source=f"{_VALIDATION}: validatePodFailurePolicy",
+        checked_in=_in(
+            "pod_failure_policy", "check_pod_failure_policy", "_exit_codes", "_pod_conditions"
+        ),
+    ),
+    _r(
+        "SP-001",
+        "successPolicy",
+        "successPolicy requires Indexed completion mode",
+        source=f"{_VALIDATION}: validateJobSpec",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-002",
+        "successPolicy",
+        "successPolicy needs at least one rule",
+        source=f"{_VALIDATION}: validateSuccessPolicy",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-003",
+        "successPolicy",
+        "successPolicy has at most 20 rules",
+        source=f"{_VALIDATION}: validateSuccessPolicy",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-004",
+        "successPolicy",
+        "each rule sets succeededIndexes or succeededCount",
+        source=f"{_VALIDATION}: validateSuccessPolicyRule",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-005",
+        "successPolicy",
+        "succeededIndexes is at most 64 KiB",
+        source=f"{_VALIDATION}: validateSuccessPolicyRule",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-006",
+        "successPolicy",
+        "succeededIndexes follows the interval grammar",
+        source=f"{_VALIDATION}: validateSuccessPolicyRule, validateIndexesFormat",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-007",
+        "successPolicy",
+        "succeededCount is non-negative",
+        source=f"{_VALIDATION}: validateSuccessPolicyRule",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-008",
+        "successPolicy",
+        "succeededCount <= completions",
+        source=f"{_VALIDATION}: validateSuccessPolicyRule",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
+    _r(
+        "SP-009",
+        "successPolicy",
+        "succeededCount <= size of succeededIndexes",
+        source=f"{_VALIDATION}: validateSuccessPolicyRule",
+        checked_in=_in("success_policy", "check_success_policy"),
+    ),
     _r(
         "SP-010",
         "successPolicy",
         "successPolicy is immutable (reported as IM-007)",
         alias_of="IM-007",
+        source=f"{_VALIDATION}: ValidateJobSpecUpdate",
+        checked_in=_in("jobs", "check_immutable_fields"),
+        reporting=Reporting.ALIAS,
     ),
-    _r("ST-001", "status", "status.active >= 0"),
-    _r("ST-002", "status", "status.succeeded >= 0"),
-    _r("ST-003", "status", "status.failed >= 0"),
-    _r("ST-004", "status", "status.ready >= 0"),
-    _r("ST-005", "status", "status.terminating >= 0"),
-    _r("ST-006", "status", "uncountedTerminatedPods UIDs non-empty and unique"),
-    _r("ST-007", "status", "not SuccessCriteriaMet and Failed"),
-    _r("ST-008", "status", "not SuccessCriteriaMet and FailureTarget"),
-    _r("ST-009", "status", "Complete needs SuccessCriteriaMet when successPolicy is set"),
-    _r("ST-010", "status", "SuccessCriteriaMet cannot be removed"),
-    _r("ST-011", "status", "SuccessCriteriaMet cannot follow Complete"),
-    _r("ST-020", "status", "succeeded counter does not decrease"),
-    _r("ST-021", "status", "failed counter does not decrease"),
-    _r("ST-022", "status", "terminal conditions are sticky"),
-    _r("ST-023", "status", "completedIndexes grammar"),
-    _r("ST-024", "status", "failedIndexes grammar"),
-    _r("ST-025", "status", "completedIndexes only for Indexed jobs"),
-    _r("ST-026", "status", "failedIndexes needs backoffLimitPerIndex"),
-    _r("ST-027", "status", "failedIndexes and completedIndexes do not overlap"),
-    _r("ST-028", "status", "Failed needs FailureTarget"),
-    _r("ST-029", "status", "Complete needs SuccessCriteriaMet"),
-    _r("ST-030", "status", "finished jobs have no active pods"),
-    _r("ST-031", "status", "finished jobs have a startTime"),
-    _r("ST-032", "status", "finished jobs have no uncounted terminated pods"),
-    _r("ST-033", "status", "startTime is fixed unless suspended"),
-    _r("ST-034", "status", "completionTime is not before startTime"),
-    _r("ST-035", "status", "completionTime is immutable"),
-    _r("ST-036", "status", "completionTime needs Complete"),
-    _r("ST-037", "status", "Complete needs completionTime"),
-    _r("ST-038", "status", "not Complete and Failed"),
-    _r("ST-039", "status", "not Complete and FailureTarget"),
-    _r("ST-040", "status", "ready <= active"),
-    _r("ST-041", "status", "finished jobs have no terminating pods"),
+    _r(
+        "ST-001",
+        "status",
+        "status.active >= 0",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "_always_on_counters"),
+    ),
+    _r(
+        "ST-002",
+        "status",
+        "status.succeeded >= 0",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "_always_on_counters"),
+    ),
+    _r(
+        "ST-003",
+        "status",
+        "status.failed >= 0",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "_always_on_counters"),
+    ),
+    _r(
+        "ST-004",
+        "status",
+        "status.ready >= 0",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "_always_on_counters"),
+    ),
+    _r(
+        "ST-005",
+        "status",
+        "status.terminating >= 0",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "_always_on_counters"),
+    ),
+    _r(
+        "ST-006",
+        "status",
+        "uncountedTerminatedPods UIDs non-empty and unique",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "_always_on_counters"),
+    ),
+    _r(
+        "ST-007",
+        "status",
+        "not SuccessCriteriaMet and Failed",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-008",
+        "status",
+        "not SuccessCriteriaMet and FailureTarget",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-009",
+        "status",
+        "Complete needs SuccessCriteriaMet when successPolicy is set",
+        source=f"{_VALIDATION}: validateJobStatus",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-010",
+        "status",
+        "SuccessCriteriaMet cannot be removed",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-011",
+        "status",
+        "SuccessCriteriaMet cannot follow Complete",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-020",
+        "status",
+        "succeeded counter does not decrease",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-021",
+        "status",
+        "failed counter does not decrease",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-022",
+        "status",
+        "terminal conditions are sticky",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-023",
+        "status",
+        "completedIndexes grammar",
+        source=f"{_VALIDATION}: validateJobStatus, validateIndexesFormat; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_index_errors"),
+    ),
+    _r(
+        "ST-024",
+        "status",
+        "failedIndexes grammar",
+        source=f"{_VALIDATION}: validateJobStatus, validateIndexesFormat; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_index_errors"),
+    ),
+    _r(
+        "ST-025",
+        "status",
+        "completedIndexes only for Indexed jobs",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_index_errors"),
+    ),
+    _r(
+        "ST-026",
+        "status",
+        "failedIndexes needs backoffLimitPerIndex",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_index_errors"),
+    ),
+    _r(
+        "ST-027",
+        "status",
+        "failedIndexes and completedIndexes do not overlap",
+        source=f"{_VALIDATION}: validateJobStatus, validateFailedIndexesNotOverlapCompleted; "
+        f"{_STATUS_OPTIONS}",
+        checked_in=_in("status", "_index_errors"),
+    ),
+    _r(
+        "ST-028",
+        "status",
+        "Failed needs FailureTarget",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-029",
+        "status",
+        "Complete needs SuccessCriteriaMet",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-030",
+        "status",
+        "finished jobs have no active pods",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-031",
+        "status",
+        "finished jobs have a startTime",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-032",
+        "status",
+        "finished jobs have no uncounted terminated pods",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-033",
+        "status",
+        "startTime is fixed unless suspended",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-034",
+        "status",
+        "completionTime is not before startTime",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-035",
+        "status",
+        "completionTime is immutable",
+        source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "_update_checks"),
+    ),
+    _r(
+        "ST-036",
+        "status",
+        "completionTime needs Complete",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-037",
+        "status",
+        "Complete needs completionTime",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-038",
+        "status",
+        "not Complete and Failed",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-039",
+        "status",
+        "not Complete and FailureTarget",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-040",
+        "status",
+        "ready <= active",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
+    _r(
+        "ST-041",
+        "status",
+        "finished jobs have no terminating pods",
+        source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
+        checked_in=_in("status", "check_status"),
+    ),
     _r(
         "NE-001",
         "suspend",
         "a finished Job cannot be suspended",
         upstream=False,
         default_enabled=True,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_update"),
     ),
     _r(
         "NE-002",
@@ -135,14 +725,25 @@ RULES: tuple[RuleInfo, ...] = (
         "the Suspended condition is flipped to False, never removed",
         upstream=False,
         default_enabled=True,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_status"),
     ),
-    _r("NE-003", "suspend", "Suspended=True only once no pods are active", upstream=False),
+    _r(
+        "NE-003",
+        "suspend",
+        "Suspended=True only once no pods are active",
+        upstream=False,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_status"),
+    ),
     _r(
         "NE-004",
         "suspend",
         "startTime is not set while suspended",
         upstream=False,
         default_enforcement=_WARN,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_status"),
     ),
     _r(
         "NE-005",
@@ -150,6 +751,8 @@ RULES: tuple[RuleInfo, ...] = (
         "activeDeadlineSeconds restarts on resume",
         upstream=False,
         default_enforcement=_WARN,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_update"),
     ),
     _r(
         "NE-006",
@@ -157,15 +760,33 @@ RULES: tuple[RuleInfo, ...] = (
         "suspending a running Job deletes its active pods",
         upstream=False,
         default_enforcement=_WARN,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_update"),
     ),
-    _r("NE-007", "suspend", "only configured requesters may change spec.suspend", upstream=False),
-    _r("NE-008", "suspend", "no terminal condition while Suspended=True", upstream=False),
+    _r(
+        "NE-007",
+        "suspend",
+        "only configured requesters may change spec.suspend",
+        upstream=False,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend", "check_suspend_update"),
+    ),
+    _r(
+        "NE-008",
+        "suspend",
+        "no terminal condition while Suspended=True",
+        upstream=False,
+        source=_SUSPEND_KEP,
+        checked_in=_in("suspend", "check_suspend_status"),
+    ),
     _r(
         "NE-009",
         "suspend",
         "scheduling directives of a Job that already ran",
         upstream=False,
         default_enforcement=_WARN,
+        source=f"{_POLICY}; follows KEP-5440 (mutable from Kubernetes 1.36)",
+        checked_in=_in("suspend", "check_suspend_update"),
     ),
     _r(
         "SUS-001",
@@ -173,6 +794,8 @@ RULES: tuple[RuleInfo, ...] = (
         "matched Jobs are created suspended (except by controllers)",
         upstream=False,
         default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_suspend_policies"),
     ),
     _r(
         "SUS-002",
@@ -180,6 +803,8 @@ RULES: tuple[RuleInfo, ...] = (
         "only controllers resume matched Jobs",
         upstream=False,
         default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_suspend_policies"),
     ),
     _r(
         "SUS-003",
@@ -187,6 +812,8 @@ RULES: tuple[RuleInfo, ...] = (
         "only controllers suspend matched Jobs unless usersMaySuspend",
         upstream=False,
         default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_suspend_policies"),
     ),
     _r(
         "SUS-004",
@@ -194,6 +821,8 @@ RULES: tuple[RuleInfo, ...] = (
         "only controllers change scheduling directives of matched Jobs",
         upstream=False,
         default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_suspend_policies"),
     ),
     _r(
         "SUS-005",
@@ -201,12 +830,46 @@ RULES: tuple[RuleInfo, ...] = (
         "an unfinished matched Job cannot be relabelled out of its policy",
         upstream=False,
         default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_suspend_policies"),
     ),
-    _r("CJ-001", "cronjob", "successPolicy rules on spec.jobTemplate.spec"),
-    _r("CJ-002", "cronjob", "jobTemplate is freely mutable"),
-    _r("CJ-003", "cronjob", "jobTemplate selector is generated, manualSelector unsupported"),
-    _r("CJ-004", "cronjob", "no Job status rules on CronJobs"),
-    _r("CJ-005", "cronjob", "jobTemplate may be suspended; Job spec checks on jobTemplate"),
+    _r(
+        "CJ-001",
+        "cronjob",
+        "successPolicy rules on spec.jobTemplate.spec",
+        source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
+        checked_in=_in("cronjob", "_as_cronjob_rule"),
+    ),
+    _r(
+        "CJ-002",
+        "cronjob",
+        "jobTemplate is freely mutable",
+        source=f"{_VALIDATION}: ValidateCronJobUpdate (no immutable template fields)",
+        checked_in=_in("cronjob", "check_cronjob"),
+        reporting=Reporting.NOTHING_TO_CHECK,
+    ),
+    _r(
+        "CJ-003",
+        "cronjob",
+        "jobTemplate selector is generated, manualSelector unsupported",
+        source=f"{_VALIDATION}: ValidateJobTemplateSpec",
+        checked_in=_in("cronjob", "check_cronjob"),
+    ),
+    _r(
+        "CJ-004",
+        "cronjob",
+        "no Job status rules on CronJobs",
+        source=f"{_VALIDATION}: ValidateCronJobUpdate (a CronJob has no Job status)",
+        checked_in=_in("cronjob", "check_cronjob"),
+        reporting=Reporting.NOTHING_TO_CHECK,
+    ),
+    _r(
+        "CJ-005",
+        "cronjob",
+        "jobTemplate may be suspended; Job spec checks on jobTemplate",
+        source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
+        checked_in=_in("cronjob", "_as_cronjob_rule"),
+    ),
 )
 
 RULES_BY_ID: dict[str, RuleInfo] = {rule.id: rule for rule in RULES}

@@ -1,9 +1,10 @@
 """Index interval lists (`succeededIndexes`, `completedIndexes`, `failedIndexes`).
 
-The grammar is upstream's `parseIndexesFormat`: comma-separated fragments, each a number or a
-`first-last` range, numbers parsed like Go's `strconv.Atoi`, strictly increasing, every index
-below the number of completions. Parsing is one linear pass and ranges are never expanded, so
-`0-2147483646` is a single interval.
+The grammar is upstream's `validateIndexesFormat` and `parseIndexInterval` (docs/RULES.md,
+"Success policy (SP)"): comma-separated fragments, each a number or a `first-last` range,
+numbers parsed like Go's `strconv.Atoi`, strictly increasing, every index below the number of
+completions. Parsing is one linear pass and ranges are never expanded, so `0-2147483646` is a
+single interval.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ class UnsupportedVersionError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Semantics:
-    """What differs between the supported versions (RULES.md §0.3, default gate settings)."""
+    """What differs between the supported versions, with their default gate settings
+    (docs/RULES.md, "Pod template and selectors (TM)" and "Status invariants (ST)")."""
 
     version: str
     # KEP-5440 MutableSchedulingDirectivesForSuspendedJobs: beta, on by default in 1.36.

@@ -1,4 +1,4 @@
-"""Section E: CronJob `spec.jobTemplate` (CJ-001..CJ-005).
+"""CronJob `spec.jobTemplate` (CJ-001..CJ-005; docs/RULES.md, "CronJob templates (CJ)").
 
 Only the create-style Job spec checks run on the template, on CREATE and UPDATE alike; the
 template is freely mutable (CJ-002) and has no status (CJ-004). The Job defaulter does not run

@@ -1,5 +1,8 @@
-"""Section A: generated labels and selectors (TM-005..TM-007), pod template mutability
-(TM-001..TM-004) and immutable spec fields (IM-001..IM-007) for batch/v1 Jobs."""
+"""Generated labels and selectors (TM-005..TM-007), pod template mutability (TM-001..TM-004)
+and immutable spec fields (IM-001..IM-007) for batch/v1 Jobs.
+
+docs/RULES.md, "Pod template and selectors (TM)" and "Immutable fields (IM)".
+"""
 
 from __future__ import annotations
 
@@ -171,7 +174,7 @@ def scheduling_directives_mutable(ctx: JobContext) -> bool:
 
 
 def pod_resources_mutable(ctx: JobContext) -> bool:
-    """TM-003: whether the old Job allows container resource changes (KEP-5440)."""
+    """TM-003/TM-004: whether the old Job allows container resource changes (KEP-5440)."""
     old = ctx.old_state
     return (
         old is not None

@@ -1,4 +1,4 @@
-"""Section C: invariants of UPDATE of `jobs/status` (ST-001..ST-041).
+"""Invariants of UPDATE of `jobs/status` (ST-001..ST-041): docs/RULES.md, "Status invariants (ST)".
 
 Most checks run only when the fields they read change (upstream's "options" derived from the
 old and new Job), so a Job that already breaks a rule can still get unrelated status updates.
@@ -221,7 +221,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
 
 
 def check_status(ctx: JobContext) -> list[FieldError]:
-    """Every §C check of an UPDATE of `jobs/status`, in upstream order."""
+    """Every status invariant check of an UPDATE of `jobs/status`, in upstream order."""
     assert ctx.old is not None and ctx.old_state is not None
     opts = status_options(ctx)
     new, state, old_state = ctx.new, ctx.new_state, ctx.old_state

@@ -1,4 +1,5 @@
-"""Section B: `spec.successPolicy` (SP-001..SP-009), shared by Jobs and CronJob jobTemplates."""
+"""`spec.successPolicy` (SP-001..SP-009; docs/RULES.md, "Success policy (SP)"), shared by Jobs
+and CronJob jobTemplates."""
 
 from __future__ import annotations
 

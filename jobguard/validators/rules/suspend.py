@@ -1,6 +1,7 @@
-"""Section D: suspend semantics the API server does not enforce (NE-001..NE-009).
+"""Suspend semantics the API server does not enforce (NE-001..NE-009).
 
-All are off by default; configuration turns them on. Informational ones default to `warn`.
+NE-001 and NE-002 are on by default; configuration turns the others on. Informational ones
+default to `warn`. docs/RULES.md, "Suspend semantics (NE)".
 """
 
 from __future__ import annotations
