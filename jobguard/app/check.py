@@ -21,6 +21,7 @@ from jobguard.validators import (
     Settings,
     evaluate,
     mutate,
+    resolve_namespace,
 )
 
 JUDGED = {("batch/v1", "Job"), ("batch/v1", "CronJob")}
@@ -109,8 +110,7 @@ def pair_key(data: Any) -> PairKey | None:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         return None
-    namespace = metadata.get("namespace")
-    namespace = namespace if isinstance(namespace, str) and namespace else "default"
+    namespace = resolve_namespace("", data)
     return (str(data.get("apiVersion")), str(data.get("kind")), namespace, name)
 
 
@@ -144,7 +144,7 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     if not isinstance(data, dict) or (data.get("apiVersion"), data.get("kind")) not in JUDGED:
         return None
     kind = str(data["kind"])
-    namespace = _metadata_text(data, "namespace") or "default"
+    namespace = resolve_namespace("", data)
     # kubectl sets the namespace it applies to; judge the object the cluster would see.
     data = _with_namespace(data, namespace)
     name = _metadata_text(data, "name") or _metadata_text(data, "generateName")

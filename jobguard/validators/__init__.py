@@ -4,7 +4,13 @@ Entry point: `evaluate(Request, Settings) -> Verdict`.
 """
 
 from jobguard.validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
-from jobguard.validators.context import Operation, Request, Requester
+from jobguard.validators.context import (
+    DEFAULT_NAMESPACE,
+    Operation,
+    Request,
+    Requester,
+    resolve_namespace,
+)
 from jobguard.validators.errors import ErrorType, FieldError
 from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
 from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
@@ -18,6 +24,7 @@ from jobguard.validators.versions import (
 )
 
 __all__ = [
+    "DEFAULT_NAMESPACE",
     "DEFAULT_VERSION",
     "RULES",
     "RULES_BY_ID",
@@ -46,4 +53,5 @@ __all__ = [
     "classify",
     "evaluate",
     "mutate",
+    "resolve_namespace",
 ]

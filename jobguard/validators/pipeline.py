@@ -122,7 +122,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         old_state=old_state,
         transition=classify(old_state, new_state, old, new),
         requester=request.requester,
-        namespace=request.namespace or new.metadata.namespace or "",
+        namespace=request.namespace,
     )
 
 
@@ -155,7 +155,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_immutable_fields(ctx)
         errors += check_template_update(ctx)
     errors += check_suspend_update(ctx, settings.params)
-    errors += check_suspend_policies(ctx, settings.policies, ctx.namespace)
+    errors += check_suspend_policies(ctx, settings.policies)
     return errors
 
 
@@ -262,7 +262,7 @@ def mutate(request: Request, settings: Settings) -> Mutation:
         ctx = _job_context(request, settings)
     except ObjectDecodeError:
         return Mutation(None)
-    policy = needs_forced_suspend(ctx, settings.policies, ctx.namespace)
+    policy = needs_forced_suspend(ctx, settings.policies)
     raw = request.object
     has_spec = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)
     return Mutation(policy, has_spec)
