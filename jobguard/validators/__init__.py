@@ -1,9 +1,11 @@
 """jobguard's rule library: pure Python, no I/O.
 
-Entry point: `evaluate(Request, Settings) -> Verdict`.
+Entry point: `admit(Request, Settings, stages) -> Admission` (the admission chain: mutation, then
+`evaluate(Request, Settings) -> Verdict` on the result).
 """
 
 from jobguard.validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
+from jobguard.validators.chain import BOTH_STAGES, Admission, Stage, admit
 from jobguard.validators.context import (
     DEFAULT_NAMESPACE,
     Operation,
@@ -24,11 +26,13 @@ from jobguard.validators.versions import (
 )
 
 __all__ = [
+    "BOTH_STAGES",
     "DEFAULT_NAMESPACE",
     "DEFAULT_VERSION",
     "RULES",
     "RULES_BY_ID",
     "SUPPORTED_VERSIONS",
+    "Admission",
     "Enforcement",
     "ErrorType",
     "Exemptions",
@@ -44,12 +48,14 @@ __all__ = [
     "RuleOverride",
     "Semantics",
     "Settings",
+    "Stage",
     "Subjects",
     "SuspendPolicy",
     "Transition",
     "UnsupportedVersionError",
     "Verdict",
     "Violation",
+    "admit",
     "classify",
     "evaluate",
     "mutate",
