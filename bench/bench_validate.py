@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from jobguard.app.admission import handle_validate
+from jobguard.app.reviews import Operation, ReviewRequest
 from jobguard.validators import Settings
 
 
@@ -69,20 +70,23 @@ def _job(i: int) -> dict[str, Any]:
     }
 
 
-def _review(obj: Any, old: Any, operation: str, sub: str = "") -> bytes:
-    request = {
-        "uid": "u",
-        "operation": operation,
-        "name": obj["metadata"]["name"],
-        "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
-        "subResource": sub,
-        "userInfo": {"username": "u"},
-        "object": obj,
-        "oldObject": old,
+def _review(obj: Any, old: Any, operation: Operation, sub: str = "") -> bytes:
+    review: ReviewRequest = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "batch", "version": "v1", "kind": "Job"},
+            "operation": operation,
+            "name": obj["metadata"]["name"],
+            "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
+            "subResource": sub,
+            "userInfo": {"username": "u"},
+            "object": obj,
+            "oldObject": old,
+        },
     }
-    return orjson.dumps(
-        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
-    )
+    return orjson.dumps(review)
 
 
 def bodies(n: int) -> list[bytes]:
