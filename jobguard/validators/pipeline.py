@@ -1,4 +1,4 @@
-"""The one judgement pipeline every entry point uses (webhook, `jobguard review`, CI checks).
+"""The one judgement pipeline every entry point uses, through the admission chain (`chain.admit`).
 
 request -> prepare (replay the API server) -> decode (typed, strict) -> lifecycle model ->
 rule checks in upstream order -> resolved per configured rule -> Verdict.
