@@ -114,9 +114,11 @@ def check_invariants(body: bytes) -> None:
         assert time.perf_counter() - started < BUDGET_SECONDS
         assert outcome.status in (200, 400)
         if outcome.status == 400:
-            assert set(outcome.payload) == {"error"} and "\n" not in outcome.payload["error"]
+            assert outcome.error is not None and outcome.review is None
+            assert set(outcome.payload) == {"error"} and "\n" not in outcome.error
             continue
-        payload = outcome.payload
+        assert outcome.review is not None
+        payload = outcome.review
         assert payload["kind"] == "AdmissionReview"
         assert payload["apiVersion"] in ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
         response = payload["response"]
@@ -140,7 +142,7 @@ def test_mutated_reviews(seed: dict[str, Any], data: st.DataObject) -> None:
         uid = mutated["request"].get("uid")
         outcome = handle_validate(body, SETTINGS)
         if outcome.status == 200:
-            assert outcome.payload["response"]["uid"] == uid
+            assert outcome.review is not None and outcome.review["response"]["uid"] == uid
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

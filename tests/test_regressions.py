@@ -10,7 +10,7 @@ import orjson
 import pytest
 import yaml
 
-from jobguard.app.admission import review_body
+from jobguard.app.admission import handle_validate
 from jobguard.app.cli import main
 from jobguard.validators import Enforcement, Settings
 from jobguard.validators.settings import RuleOverride
@@ -19,10 +19,10 @@ from tests.reviews import review
 
 
 def judged(body: dict, settings: Settings | None = None) -> dict:
-    status, payload, _ = review_body(orjson.dumps(body), settings or Settings())
-    assert status == 200
-    assert "could not judge" not in orjson.dumps(payload).decode()
-    response: dict = payload["response"]
+    outcome = handle_validate(orjson.dumps(body), settings or Settings())
+    assert outcome.status == 200 and outcome.review is not None
+    assert "could not judge" not in orjson.dumps(outcome.review).decode()
+    response: dict = dict(outcome.review["response"])
     return response
 
 
@@ -211,8 +211,8 @@ def test_deeply_nested_unknown_fields_are_refused_not_crashed() -> None:
     body = orjson.dumps(review(new, old, "UPDATE")).replace(
         b'"DEEP"', b'{"x":' * depth + b"{}" + b"}" * depth
     )
-    status, payload, _ = review_body(body, Settings())
-    assert status in (200, 400)
-    assert "could not judge" not in orjson.dumps(payload).decode()
-    if status == 200:
-        assert payload["response"]["status"]["code"] in (400, 422)
+    outcome = handle_validate(body, Settings())
+    assert outcome.status in (200, 400)
+    assert "could not judge" not in orjson.dumps(outcome.payload).decode()
+    if outcome.review is not None:
+        assert outcome.review["response"]["status"]["code"] in (400, 422)

@@ -1,6 +1,8 @@
-"""The AdmissionReview wire contract: body -> validators.Request, Verdict -> response body.
+"""The AdmissionReview wire contract: body -> validators.Request, Admission -> response body.
 
-Only shape handling lives here; every decision comes from `validators.evaluate`.
+Only shape handling lives here; every decision comes from the admission chain
+(`validators.admit`). `handle_validate` and `handle_mutate` are the entry points: the server and
+`jobguard review` call them with the raw body.
 """
 
 from __future__ import annotations
@@ -8,10 +10,18 @@ from __future__ import annotations
 import base64
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import orjson
 
+from jobguard.app.reviews import (
+    Cause,
+    ErrorBody,
+    ResponsePayload,
+    ReviewResponse,
+    ReviewVersion,
+    Status,
+)
 from jobguard.validators import (
     RULES_BY_ID,
     Enforcement,
@@ -19,18 +29,22 @@ from jobguard.validators import (
     Request,
     Requester,
     Settings,
+    Stage,
     Verdict,
     Violation,
-    evaluate,
-    mutate,
+    admit,
 )
 
 log = logging.getLogger("jobguard.admission")
 
-REVIEW_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+REVIEW_VERSIONS: tuple[ReviewVersion, ...] = get_args(ReviewVersion)
+_VERSIONS: dict[str, ReviewVersion] = {v: v for v in REVIEW_VERSIONS}
 RESOURCE_KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
 # kubectl prints each warning on one line; the Kubernetes docs advise at most 120 characters.
 MAX_WARNING_CHARS = 120
+
+Result = Literal["allowed", "denied", "bad_request", "error"]
+"""What one webhook call did, for metrics and logs."""
 
 
 class BadReview(ValueError):
@@ -39,10 +53,11 @@ class BadReview(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ParsedReview:
-    api_version: str
+    api_version: ReviewVersion
     uid: str
     request: Request
-    raw_request: dict[str, Any]
+    resource: str
+    """`request.resource.resource` as sent (metrics label it only when known)."""
 
 
 def _str_field(request: dict[str, Any], key: str) -> str:
@@ -84,17 +99,22 @@ def _requester(request: dict[str, Any]) -> Requester:
 
 
 def parse_review(body: bytes) -> ParsedReview:
-    """Read an AdmissionReview body, or raise BadReview with a one-line reason."""
+    """Read an AdmissionReview body, or raise BadReview with a one-line reason.
+
+    Only the review is checked here (JSON, apiVersion, kind, uid and the fields of `request`
+    that jobguard reads); the object inside is the chain's to judge.
+    """
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise BadReview(f"body is not valid JSON: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise BadReview("body must be a JSON object (an AdmissionReview)")
-    api_version = data.get("apiVersion")
-    if api_version not in REVIEW_VERSIONS:
+    sent_version = data.get("apiVersion")
+    api_version = _VERSIONS.get(sent_version) if isinstance(sent_version, str) else None
+    if api_version is None:
         raise BadReview(
-            f"apiVersion must be one of {', '.join(REVIEW_VERSIONS)}, got {api_version!r}"
+            f"apiVersion must be one of {', '.join(REVIEW_VERSIONS)}, got {sent_version!r}"
         )
     if data.get("kind") != "AdmissionReview":
         raise BadReview(f"kind must be AdmissionReview, got {data.get('kind')!r}")
@@ -125,7 +145,7 @@ def parse_review(body: bytes) -> ParsedReview:
         requester=_requester(request),
         dry_run=dry_run is True,
     )
-    return ParsedReview(api_version, uid, parsed_request, request)
+    return ParsedReview(api_version, uid, parsed_request, resource)
 
 
 def _aggregate(messages: list[str]) -> str:
@@ -134,8 +154,13 @@ def _aggregate(messages: list[str]) -> str:
 
 
 def _status(
-    kind: str, name: str, code: int, reason: str, message: str, causes: list[dict[str, str]]
-) -> dict[str, Any]:
+    kind: str,
+    name: str,
+    code: int,
+    reason: Literal["Invalid", "Forbidden", "BadRequest"],
+    message: str,
+    causes: list[Cause],
+) -> Status:
     """A metav1.Status with details, the shape the API server uses for errors on an object."""
     return {
         "status": "Failure",
@@ -146,31 +171,34 @@ def _status(
     }
 
 
-def invalid_status(kind: str, name: str, denials: list[Violation]) -> dict[str, Any]:
+def invalid_status(kind: str, name: str, denials: list[Violation]) -> Status:
     """The metav1.Status the API server returns for an invalid object (NewInvalid)."""
     errors = [v.error for v in denials]
     message = f'{kind}.batch "{name}" is invalid: ' + _aggregate([e.message() for e in errors])
-    causes = [{"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors]
+    causes: list[Cause] = [
+        {"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors
+    ]
     return _status(kind, name, 422, "Invalid", message, causes)
 
 
-def forbidden_status(kind: str, name: str, denials: list[Violation]) -> dict[str, Any]:
+def forbidden_status(kind: str, name: str, denials: list[Violation]) -> Status:
     """A 403 for policy denials: each line names the rule, the field and what to do instead."""
     errors = [v.error for v in denials]
     message = f'{kind}.batch "{name}" is forbidden: ' + _aggregate(
         [f"{e.rule} {e.message()}" for e in errors]
     )
-    causes = [
+    causes: list[Cause] = [
         {"reason": e.type.reason, "message": f"{e.rule}: {e.body()}", "field": e.path}
         for e in errors
     ]
     return _status(kind, name, 403, "Forbidden", message, causes)
 
 
-def bad_object_status(kind: str, name: str, field: str, reason: str) -> dict[str, Any]:
+def bad_object_status(kind: str, name: str, field: str, reason: str) -> Status:
+    """A 400 for an object that cannot be read as its kind (DEC-001), naming the field."""
     where = f"{field}: " if field else ""
     message = f'{kind}.batch "{name}" could not be read: {where}{reason}'
-    causes = [{"reason": "FieldValueInvalid", "message": reason, "field": field}]
+    causes: list[Cause] = [{"reason": "FieldValueInvalid", "message": reason, "field": field}]
     return _status(kind, name, 400, "BadRequest", message, causes)
 
 
@@ -183,14 +211,15 @@ def _warning(v: Violation) -> str:
     return text if len(text) <= MAX_WARNING_CHARS else text[: MAX_WARNING_CHARS - 3] + "..."
 
 
-def response_for(verdict: Verdict) -> dict[str, Any]:
-    """The AdmissionResponse fields (without uid) for a verdict."""
-    response: dict[str, Any] = {"allowed": verdict.allowed}
-    if verdict.decode_error is not None:
-        err = verdict.decode_error
-        response["status"] = bad_object_status(verdict.kind, verdict.name, err.field, err.reason)
-        return response
+def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
+    """The AdmissionResponse for a verdict."""
+    response: ResponsePayload = {"uid": uid, "allowed": verdict.allowed}
     denials = verdict.denials
+    if denials and verdict.decode_error is not None:
+        # DEC-001 denied (no other rule ran): a bad request rather than an invalid object.
+        error = denials[0].error
+        response["status"] = bad_object_status(verdict.kind, verdict.name, error.path, error.detail)
+        return response
     if denials:
         # Upstream rules answer like the API server (422 Invalid); policy-only denials are 403.
         if any(RULES_BY_ID[v.error.rule].upstream for v in denials):
@@ -213,87 +242,15 @@ def response_for(verdict: Verdict) -> dict[str, Any]:
     return response
 
 
-def envelope(parsed: ParsedReview, response: dict[str, Any]) -> dict[str, Any]:
+def envelope(parsed: ParsedReview, response: ResponsePayload) -> ReviewResponse:
     """The answering AdmissionReview, in the version the request came in."""
     return {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
 
 
-def review(parsed: ParsedReview, settings: Settings) -> tuple[dict[str, Any], Verdict]:
-    """Judge a parsed review; returns the response AdmissionReview and the verdict."""
-    verdict = evaluate(parsed.request, settings)
-    response = {"uid": parsed.uid, **response_for(verdict)}
-    return envelope(parsed, response), verdict
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What one webhook call did: the HTTP answer and, for logs and metrics, what it judged."""
-
-    status: int
-    payload: dict[str, Any]
-    parsed: ParsedReview | None = None
-    verdict: Verdict | None = None
-    patched: bool = False
-
-    @property
-    def result(self) -> str:
-        """allowed | denied | bad_request | error, for metrics and logs."""
-        if self.status != 200:
-            return "bad_request"
-        response = self.payload.get("response", {})
-        if self.verdict is None and not self.patched and response.get("allowed") is False:
-            return "error"
-        return "allowed" if response.get("allowed") else "denied"
-
-
-def handle_validate(body: bytes, settings: Settings) -> Outcome:
-    """/validate: the Outcome for a raw body. Never raises."""
-    try:
-        parsed = parse_review(body)
-    except BadReview as exc:
-        return Outcome(400, {"error": str(exc)})
-    try:
-        out, verdict = review(parsed, settings)
-    except Exception:  # a bug must not become a 5xx: deny with a clear, traceback-free reason
-        log.exception("internal error judging request uid=%s", parsed.uid)
-        return Outcome(200, _internal_error(parsed), parsed)
-    return Outcome(200, out, parsed, verdict)
-
-
-def handle_mutate(body: bytes, settings: Settings) -> Outcome:
-    """/mutate: the Outcome for a raw body. Never raises."""
-    try:
-        parsed = parse_review(body)
-    except BadReview as exc:
-        return Outcome(400, {"error": str(exc)})
-    try:
-        out = mutate_review(parsed, settings)
-    except Exception:  # never a 5xx: leave the object unchanged, /validate still judges it
-        log.exception("internal error mutating request uid=%s", parsed.uid)
-        out = envelope(parsed, {"uid": parsed.uid, "allowed": True})
-    return Outcome(200, out, parsed, patched="patch" in out["response"])
-
-
-def _internal_error(parsed: ParsedReview) -> dict[str, Any]:
-    status = {
-        "status": "Failure",
-        "message": "jobguard could not judge this object (internal error, logged)",
-        "reason": "BadRequest",
-        "code": 400,
-    }
-    return envelope(parsed, {"uid": parsed.uid, "allowed": False, "status": status})
-
-
-def review_body(body: bytes, settings: Settings) -> tuple[int, dict[str, Any], Verdict | None]:
-    """HTTP status, JSON body and verdict for a raw request body. Never raises."""
-    outcome = handle_validate(body, settings)
-    return outcome.status, outcome.payload, outcome.verdict
-
-
-def mutate_review(parsed: ParsedReview, settings: Settings) -> dict[str, Any]:
+def mutation_response(parsed: ParsedReview, settings: Settings) -> ReviewResponse:
     """The mutating webhook's answer: allowed, with a JSONPatch forcing spec.suspend or none."""
-    mutation = mutate(parsed.request, settings)
-    response: dict[str, Any] = {"uid": parsed.uid, "allowed": True}
+    mutation = admit(parsed.request, settings, Stage.MUTATING).mutation
+    response: ResponsePayload = {"uid": parsed.uid, "allowed": True}
     if mutation.policy is not None:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(orjson.dumps(mutation.patch)).decode()
@@ -303,3 +260,80 @@ def mutate_review(parsed: ParsedReview, settings: Settings) -> dict[str, Any]:
             "the queue controller resumes the Job"
         ]
     return envelope(parsed, response)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one webhook call did: the HTTP answer and, for logs and metrics, what it judged."""
+
+    result: Result
+    review: ReviewResponse | None = None
+    """The answering AdmissionReview (HTTP 200)."""
+    error: str | None = None
+    """Why the body is not a usable AdmissionReview (HTTP 400)."""
+    parsed: ParsedReview | None = None
+    verdict: Verdict | None = None
+    patched: bool = False
+
+    @property
+    def status(self) -> int:
+        return 200 if self.review is not None else 400
+
+    @property
+    def payload(self) -> ReviewResponse | ErrorBody:
+        """The HTTP body."""
+        if self.review is not None:
+            return self.review
+        return {"error": self.error or ""}
+
+
+def handle_validate(body: bytes, settings: Settings) -> Outcome:
+    """/validate: the Outcome for a raw body. Never raises.
+
+    Two kinds of bad input, two answers. A body that is not a usable AdmissionReview (not JSON,
+    no request uid, a wrongly typed request field) gets HTTP 400 `{"error": ...}`: without a
+    readable review there is no uid to answer, and the API server treats the failed call under
+    the webhook's failurePolicy. A usable review whose object cannot be read as its kind
+    (`"completions": "ten"`) is a verdict on the object: HTTP 200 with an AdmissionReview that
+    denies it (DEC-001, `status.code` 400 naming the field), so the client sees which field is
+    wrong, and configuring DEC-001 (warn, dryrun, off) changes it like any rule.
+    """
+    try:
+        parsed = parse_review(body)
+    except BadReview as exc:
+        return Outcome("bad_request", error=str(exc))
+    try:
+        # The object already went through the cluster's mutating stage (see validators.chain).
+        verdict = admit(parsed.request, settings, Stage.VALIDATING).verdict
+        assert verdict is not None  # the validating stage always judges
+        review = envelope(parsed, response_for(parsed.uid, verdict))
+    except Exception:  # a bug must not become a 5xx: deny with a clear, traceback-free reason
+        log.exception("internal error judging request uid=%s", parsed.uid)
+        return Outcome("error", _internal_error(parsed), parsed=parsed)
+    result: Result = "allowed" if verdict.allowed else "denied"
+    return Outcome(result, review, parsed=parsed, verdict=verdict)
+
+
+def handle_mutate(body: bytes, settings: Settings) -> Outcome:
+    """/mutate: the Outcome for a raw body (bad bodies as in `handle_validate`). Never raises."""
+    try:
+        parsed = parse_review(body)
+    except BadReview as exc:
+        return Outcome("bad_request", error=str(exc))
+    try:
+        review = mutation_response(parsed, settings)
+    except Exception:  # never a 5xx: leave the object unchanged, /validate still judges it
+        log.exception("internal error mutating request uid=%s", parsed.uid)
+        unchanged: ResponsePayload = {"uid": parsed.uid, "allowed": True}
+        return Outcome("error", envelope(parsed, unchanged), parsed=parsed)
+    return Outcome("allowed", review, parsed=parsed, patched="patch" in review["response"])
+
+
+def _internal_error(parsed: ParsedReview) -> ReviewResponse:
+    status: Status = {
+        "status": "Failure",
+        "message": "jobguard could not judge this object (internal error, logged)",
+        "reason": "BadRequest",
+        "code": 400,
+    }
+    return envelope(parsed, {"uid": parsed.uid, "allowed": False, "status": status})

@@ -1,12 +1,14 @@
-"""`jobguard check`: the webhook's pipeline on manifest files, offline.
+"""`jobguard check`: the webhook's admission chain on manifest files, offline.
 
-Each Job or CronJob document is judged as a CREATE (after the mutating webhook's change, as the
-cluster would apply it), or, when `--old` holds a document with the same apiVersion, kind,
-namespace and name, as an UPDATE (of `/status` with `--subresource status`).
+Each Job or CronJob document goes through both stages of the chain (`validators.admit`), as an
+applied manifest goes through the cluster's: a CREATE, or, when `--old` holds a document with
+the same apiVersion, kind, namespace and name, an UPDATE (of `/status` with `--subresource
+status`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -19,8 +21,9 @@ from jobguard.validators import (
     Request,
     Requester,
     Settings,
-    evaluate,
-    mutate,
+    Violation,
+    admit,
+    resolve_namespace,
 )
 
 JUDGED = {("batch/v1", "Job"), ("batch/v1", "CronJob")}
@@ -109,8 +112,7 @@ def pair_key(data: Any) -> PairKey | None:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         return None
-    namespace = metadata.get("namespace")
-    namespace = namespace if isinstance(namespace, str) and namespace else "default"
+    namespace = resolve_namespace("", data)
     return (str(data.get("apiVersion")), str(data.get("kind")), namespace, name)
 
 
@@ -123,12 +125,6 @@ def index_old(paths: Iterable[str]) -> dict[PairKey, dict[str, Any]]:
             if key is not None:
                 index[key] = manifest.data
     return index
-
-
-def _metadata_text(data: dict[str, Any], key: str) -> str:
-    metadata = data.get("metadata")
-    value = metadata.get(key) if isinstance(metadata, dict) else None
-    return value if isinstance(value, str) else ""
 
 
 def _with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
@@ -144,34 +140,10 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     if not isinstance(data, dict) or (data.get("apiVersion"), data.get("kind")) not in JUDGED:
         return None
     kind = str(data["kind"])
-    namespace = _metadata_text(data, "namespace") or "default"
-    # kubectl sets the namespace it applies to; judge the object the cluster would see.
-    data = _with_namespace(data, namespace)
-    name = _metadata_text(data, "name") or _metadata_text(data, "generateName")
     key = pair_key(data)
     old = options.old.get(key) if key is not None else None
-    if old is not None:
-        old = _with_namespace(old, namespace)
     if old is None:
-        request = Request(
-            kind,
-            Operation.CREATE,
-            data,
-            namespace=namespace,
-            name=name,
-            requester=options.requester,
-        )
-        mutation = mutate(request, options.settings)
-        if mutation.policy is not None:
-            # The cluster's mutating webhook would patch it before validation.
-            request = Request(
-                kind,
-                Operation.CREATE,
-                mutation.apply(data),
-                namespace=namespace,
-                name=name,
-                requester=options.requester,
-            )
+        request = Request(kind, Operation.CREATE, data, requester=options.requester)
     else:
         request = Request(
             kind,
@@ -179,41 +151,34 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
             data,
             old,
             subresource=options.subresource,
-            namespace=namespace,
-            name=name,
             requester=options.requester,
         )
-    verdict = evaluate(request, options.settings)
-    records: list[ViolationRecord] = []
-    if verdict.decode_error is not None:
-        err = verdict.decode_error
-        line, column = manifest.locate(err.field)
-        records.append(
-            ViolationRecord(
-                "DEC-001",
-                err.field,
-                "FieldValueInvalid",
-                err.reason,
-                Enforcement.DENY.value,
-                line,
-                column,
-            )
-        )
-    for violation in verdict.unique():
-        error = violation.error
-        line, column = manifest.locate(error.path)
-        records.append(
-            ViolationRecord(
-                error.rule,
-                error.path,
-                error.type.reason,
-                error.body(),
-                violation.enforcement.value,
-                line,
-                column,
-            )
-        )
-    return DocumentResult(manifest.file, manifest.position, kind, namespace, name, records)
+    # kubectl sets the namespace it applies to; judge the objects the cluster would see.
+    request = dataclasses.replace(
+        request,
+        object=_with_namespace(data, request.namespace),
+        old_object=_with_namespace(old, request.namespace) if old is not None else None,
+    )
+    verdict = admit(request, options.settings).verdict
+    assert verdict is not None  # both stages were asked
+    records = [_record(manifest, violation) for violation in verdict.unique()]
+    return DocumentResult(
+        manifest.file, manifest.position, kind, request.namespace, verdict.name, records
+    )
+
+
+def _record(manifest: Manifest, violation: Violation) -> ViolationRecord:
+    error = violation.error
+    line, column = manifest.locate(error.path)
+    return ViolationRecord(
+        error.rule,
+        error.path,
+        error.type.reason,
+        error.body(),
+        violation.enforcement.value,
+        line,
+        column,
+    )
 
 
 def check_file(path: str, options: CheckOptions) -> FileOutcome:

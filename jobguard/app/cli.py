@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from jobguard import __version__
-from jobguard.app.admission import BadReview, mutate_review, parse_review, review
+from jobguard.app.admission import handle_mutate, handle_validate
 from jobguard.app.config import ConfigError, FileConfig, load_config
 
 log = logging.getLogger("jobguard")
@@ -91,17 +91,13 @@ def cmd_review(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"jobguard: {args.file}: cannot read: {exc.strerror}", file=sys.stderr)
         return EXIT_UNUSABLE
-    try:
-        parsed = parse_review(body)
-    except BadReview as exc:
-        print(f"jobguard: {args.file}: {exc}", file=sys.stderr)
+    # The server's own handlers: the review is judged exactly as the webhook would judge it.
+    outcome = (handle_mutate if args.mutate else handle_validate)(body, settings)
+    if outcome.review is None:
+        print(f"jobguard: {args.file}: {outcome.error}", file=sys.stderr)
         return EXIT_UNUSABLE
-    if args.mutate:
-        out = mutate_review(parsed, settings)
-    else:
-        out, _verdict = review(parsed, settings)
-    sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
-    return EXIT_ALLOWED if out["response"]["allowed"] else EXIT_DENIED
+    sys.stdout.buffer.write(orjson.dumps(outcome.review, option=orjson.OPT_INDENT_2) + b"\n")
+    return EXIT_ALLOWED if outcome.review["response"]["allowed"] else EXIT_DENIED
 
 
 def cmd_check(args: argparse.Namespace) -> int:

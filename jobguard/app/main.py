@@ -129,8 +129,7 @@ class WebhookApp:
     def _observe(self, endpoint: str, outcome: Outcome, seconds: float, body: bytes) -> None:
         parsed = outcome.parsed
         request = parsed.request if parsed is not None else None
-        resource = (parsed.raw_request.get("resource") or {}) if parsed is not None else {}
-        resource_name = resource.get("resource", "") if isinstance(resource, dict) else ""
+        resource_name = parsed.resource if parsed is not None else ""
         verdict = outcome.result
         # Label values from the request are bounded to known ones: a client must not be able
         # to create series at will.

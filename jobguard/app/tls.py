@@ -1,7 +1,6 @@
 """The serving certificate, reloaded when its files change.
 
-Mounted Secrets change by a symlink swap that emits no useful file event, so the files are
-polled. A new pair is loaded into a fresh context: a mismatched key, garbage, or a certificate
+The files are polled like a mounted Secret must be (`app.polling`). A new pair is loaded into a fresh context: a mismatched key, garbage, or a certificate
 that is expired or not yet valid is rejected, logged and counted, and the old pair keeps
 serving. A good context replaces the current one, so new handshakes get the new certificate
 while open connections finish.
@@ -9,9 +8,7 @@ while open connections finish.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
 import ssl
 import tempfile
 from collections.abc import Callable
@@ -20,24 +17,13 @@ from pathlib import Path
 
 from cryptography import x509
 
-log = logging.getLogger("jobguard.tls")
+from jobguard.app.polling import FilePoller
 
-Signature = tuple[tuple[int, int, int, int] | None, ...]
+log = logging.getLogger("jobguard.tls")
 
 
 class CertificateError(ValueError):
     """A certificate/key pair that cannot serve."""
-
-
-def _signature(*paths: str) -> Signature:
-    out: list[tuple[int, int, int, int] | None] = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append(None)
-    return tuple(out)
 
 
 class TLSManager:
@@ -52,13 +38,19 @@ class TLSManager:
         self.cert_file = cert_file
         self.key_file = key_file
         self.client_ca_file = client_ca_file
-        self.interval = interval
         self.observer = observer
+        """Told (ok, new expiry) after every reload attempt (metrics)."""
         self.serving = False
         """Set once the server listens with this context."""
-        self.reloads = 0
-        self.failures = 0
-        self._signature = _signature(cert_file, key_file)
+        self.poller = FilePoller(
+            [cert_file, key_file],
+            self._reload,
+            (CertificateError,),
+            interval,
+            "new certificate",
+            log,
+            self._observed,
+        )
         # uvicorn holds `context` for good; every handshake is switched (SNI callback, which
         # runs with or without SNI) to `_current`, replaced whole on each reload. Loading a
         # new pair into one live context would keep an old certificate of another key type.
@@ -110,32 +102,30 @@ class TLSManager:
                 raise CertificateError(f"the certificate and key do not load: {exc}") from None
         return not_after
 
+    def _reload(self) -> None:
+        fresh = self._new_context()
+        not_after = self._load_into(fresh)
+        self._current, self.not_after = fresh, not_after
+        log.info("serving certificate reloaded, valid until %s", self.not_after.isoformat())
+
+    def _observed(self, ok: bool) -> None:
+        if self.observer is not None:
+            self.observer(ok, self.not_after if ok else None)
+
+    @property
+    def reloads(self) -> int:
+        return self.poller.reloads
+
+    @property
+    def failures(self) -> int:
+        return self.poller.failures
+
     def check(self, force: bool = False) -> bool:
         """Reload if the files changed; True when a new pair is serving."""
-        signature = _signature(self.cert_file, self.key_file)
-        if not force and signature == self._signature:
-            return False
-        self._signature = signature
-        fresh = self._new_context()
-        try:
-            not_after = self._load_into(fresh)
-        except CertificateError as exc:
-            self.failures += 1
-            log.error("new certificate rejected, keeping the current one: %s", exc)
-            if self.observer is not None:
-                self.observer(False, None)
-            return False
-        self._current, self.not_after = fresh, not_after
-        self.reloads += 1
-        log.info("serving certificate reloaded, valid until %s", self.not_after.isoformat())
-        if self.observer is not None:
-            self.observer(True, self.not_after)
-        return True
+        return self.poller.check(force)
 
     def valid_now(self) -> bool:
         return self.not_after > datetime.now(UTC)
 
     async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            self.check()
+        await self.poller.run()

@@ -1,10 +1,18 @@
 """jobguard's rule library: pure Python, no I/O.
 
-Entry point: `evaluate(Request, Settings) -> Verdict`.
+Entry point: `admit(Request, Settings, stages) -> Admission` (the admission chain: mutation, then
+`evaluate(Request, Settings) -> Verdict` on the result).
 """
 
 from jobguard.validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
-from jobguard.validators.context import Operation, Request, Requester
+from jobguard.validators.chain import BOTH_STAGES, Admission, Stage, admit
+from jobguard.validators.context import (
+    DEFAULT_NAMESPACE,
+    Operation,
+    Request,
+    Requester,
+    resolve_namespace,
+)
 from jobguard.validators.errors import ErrorType, FieldError
 from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
 from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
@@ -18,10 +26,13 @@ from jobguard.validators.versions import (
 )
 
 __all__ = [
+    "BOTH_STAGES",
+    "DEFAULT_NAMESPACE",
     "DEFAULT_VERSION",
     "RULES",
     "RULES_BY_ID",
     "SUPPORTED_VERSIONS",
+    "Admission",
     "Enforcement",
     "ErrorType",
     "Exemptions",
@@ -37,13 +48,16 @@ __all__ = [
     "RuleOverride",
     "Semantics",
     "Settings",
+    "Stage",
     "Subjects",
     "SuspendPolicy",
     "Transition",
     "UnsupportedVersionError",
     "Verdict",
     "Violation",
+    "admit",
     "classify",
     "evaluate",
     "mutate",
+    "resolve_namespace",
 ]

@@ -97,9 +97,10 @@ AREAS: tuple[Area, ...] = (
         "views as strictly as the API server decodes JSON into its Go types: "
         '`"completions": "ten"` or `"suspend": "yes"` is an error naming the field, never a '
         "coercion. `decode_job` and `decode_cronjob` in `jobguard.validators.model` raise "
-        "`ObjectDecodeError`, and no other rule runs on such an object. The webhook answers it "
-        "with `allowed: false` and code 400; `jobguard check` reports it as DEC-001 at the "
-        "offending field.",
+        "`ObjectDecodeError`, and no other rule runs on such an object: the error becomes a "
+        "DEC-001 violation, resolved through the configuration like every rule. By default the "
+        "webhook answers it with `allowed: false` and code 400, and `jobguard check` reports it "
+        "at the offending field.",
     ),
     Area(
         "template",
@@ -234,7 +235,7 @@ RULES: tuple[RuleInfo, ...] = (
         "decoding",
         "the object can be read as its kind (field types)",
         source="k8s.io/apimachinery JSON decoding into the batch/v1 Go types",
-        checked_in=_in("jobguard.app.check", "judge"),
+        checked_in=_in("jobguard.validators.pipeline", "_unreadable"),
     ),
     _r(
         "TM-001",

@@ -18,6 +18,23 @@ class Operation(StrEnum):
     CONNECT = "CONNECT"
 
 
+DEFAULT_NAMESPACE = "default"
+"""Where a namespaced object that names no namespace goes (kubectl's and the API server's)."""
+
+
+def resolve_namespace(request_namespace: str, obj: Any) -> str:
+    """The namespace a request acts in: the request's, else the object's, else the default.
+
+    The only place this is decided; `Request` applies it, so every consumer reads
+    `Request.namespace` (or `JobContext.namespace`) and never falls back on its own.
+    """
+    if request_namespace:
+        return request_namespace
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    return namespace if isinstance(namespace, str) and namespace else DEFAULT_NAMESPACE
+
+
 @dataclass(frozen=True, slots=True)
 class Requester:
     username: str = ""
@@ -35,9 +52,13 @@ class Request:
     old_object: Any = None
     subresource: str = ""
     namespace: str = ""
+    """Resolved on construction (`resolve_namespace`): never empty afterwards."""
     name: str = ""
     requester: Requester = field(default_factory=Requester)
     dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "namespace", resolve_namespace(self.namespace, self.object))
 
 
 @dataclass(slots=True)
@@ -56,7 +77,7 @@ class JobContext:
     transition: Transition
     requester: Requester
     namespace: str = ""
-    """The request's namespace (the Job's, when the request does not say)."""
+    """The request's resolved namespace (`Request.namespace`)."""
 
     @property
     def is_status(self) -> bool:

@@ -24,6 +24,8 @@ class ErrorType(Enum):
     DUPLICATE = ("FieldValueDuplicate", "Duplicate value")
     NOT_SUPPORTED = ("FieldValueNotSupported", "Unsupported value")
     NOT_FOUND = ("FieldValueNotFound", "Not found")
+    UNREADABLE = ("FieldValueInvalid", "")
+    """A value the object cannot be decoded with (DEC-001): the decoder's words, no prefix."""
 
     @property
     def reason(self) -> str:
@@ -74,6 +76,8 @@ class FieldError:
         """The message without the field path (`details.causes[].message`)."""
         prefix = self.type.prefix
         t = self.type
+        if t is ErrorType.UNREADABLE:
+            return self.detail
         if t in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG):
             return f"{prefix}: {self.detail}" if self.detail else prefix
         parts = [prefix]
@@ -96,6 +100,10 @@ def invalid(rule: str, path: str, value: Any, detail: str) -> FieldError:
 
 def invalid_omitted(rule: str, path: str, detail: str) -> FieldError:
     return FieldError(rule, path, ErrorType.INVALID, detail)
+
+
+def unreadable(rule: str, path: str, reason: str) -> FieldError:
+    return FieldError(rule, path, ErrorType.UNREADABLE, reason)
 
 
 def required(rule: str, path: str, detail: str = "") -> FieldError:

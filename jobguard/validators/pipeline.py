@@ -1,4 +1,4 @@
-"""The one judgement pipeline every entry point uses (webhook, `jobguard review`, CI checks).
+"""The one judgement pipeline every entry point uses, through the admission chain (`chain.admit`).
 
 request -> prepare (replay the API server) -> decode (typed, strict) -> lifecycle model ->
 rule checks in upstream order -> resolved per configured rule -> Verdict.
@@ -11,7 +11,7 @@ from typing import Any
 
 from jobguard.validators.catalog import Enforcement
 from jobguard.validators.context import CronJobContext, JobContext, Operation, Request
-from jobguard.validators.errors import FieldError
+from jobguard.validators.errors import FieldError, unreadable
 from jobguard.validators.lifecycle import JobState, classify
 from jobguard.validators.model import ObjectDecodeError, decode_cronjob, decode_job
 from jobguard.validators.policy import SuspendPolicy
@@ -37,6 +37,7 @@ from jobguard.validators.rules.suspend_policy import check_suspend_policies, nee
 from jobguard.validators.settings import Settings
 
 JUDGED_KINDS = ("Job", "CronJob")
+DECODE_RULE = "DEC-001"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,7 @@ class Verdict:
     violations: list[Violation] = field(default_factory=list)
     """Every enabled rule's error, in upstream order, with upstream's repeats (see `unique`)."""
     decode_error: ObjectDecodeError | None = None
+    """Why the object could not be read (no other rule ran); a DEC-001 violation as configured."""
     context: JobContext | CronJobContext | None = None
 
     @property
@@ -64,7 +66,7 @@ class Verdict:
 
     @property
     def allowed(self) -> bool:
-        return self.decode_error is None and not self.denials
+        return not self.denials
 
     def unique(self, enforcement: Enforcement | None = None) -> list[Violation]:
         """Violations without upstream's repeated copies, optionally of one enforcement."""
@@ -122,7 +124,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         old_state=old_state,
         transition=classify(old_state, new_state, old, new),
         requester=request.requester,
-        namespace=request.namespace or new.metadata.namespace or "",
+        namespace=request.namespace,
     )
 
 
@@ -155,7 +157,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_immutable_fields(ctx)
         errors += check_template_update(ctx)
     errors += check_suspend_update(ctx, settings.params)
-    errors += check_suspend_policies(ctx, settings.policies, ctx.namespace)
+    errors += check_suspend_policies(ctx, settings.policies)
     return errors
 
 
@@ -198,14 +200,20 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
             ctx = cron_ctx
             errors = check_cronjob(cron_ctx)
     except ObjectDecodeError as exc:
-        return Verdict(request.kind, name, judged=True, decode_error=exc)
+        return _unreadable(request.kind, name, exc, settings)
     except RecursionError:
         # Only reachable off-cluster: the API server drops the unknown fields that nest so deep.
         error = ObjectDecodeError("object", "is nested too deeply to be judged")
-        return Verdict(request.kind, name, judged=True, decode_error=error)
+        return _unreadable(request.kind, name, error, settings)
     return Verdict(
         request.kind, name, judged=True, violations=_resolve(errors, settings), context=ctx
     )
+
+
+def _unreadable(kind: str, name: str, exc: ObjectDecodeError, settings: Settings) -> Verdict:
+    """DEC-001 for an object that cannot be read, enforced (or not) as configured."""
+    violations = _resolve([unreadable(DECODE_RULE, exc.field, exc.reason)], settings)
+    return Verdict(kind, name, judged=True, violations=violations, decode_error=exc)
 
 
 def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:
@@ -260,9 +268,9 @@ def mutate(request: Request, settings: Settings) -> Mutation:
         return Mutation(None)
     try:
         ctx = _job_context(request, settings)
-    except ObjectDecodeError:
+    except (ObjectDecodeError, RecursionError):
         return Mutation(None)
-    policy = needs_forced_suspend(ctx, settings.policies, ctx.namespace)
+    policy = needs_forced_suspend(ctx, settings.policies)
     raw = request.object
     has_spec = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)
     return Mutation(policy, has_spec)

@@ -29,22 +29,16 @@ def job_labels(raw: dict[str, Any]) -> dict[str, str]:
     return {k: v for k, v in labels.items() if isinstance(v, str)}
 
 
-def job_namespace(ctx: JobContext, request_namespace: str) -> str:
-    return request_namespace or ctx.new.metadata.namespace or "default"
-
-
 def matching_policy(
     policies: PolicySet, namespace: str, raw: dict[str, Any]
 ) -> SuspendPolicy | None:
     return policies.policy_for(namespace, job_labels(raw))
 
 
-def check_suspend_policies(
-    ctx: JobContext, policies: PolicySet, request_namespace: str
-) -> list[FieldError]:
+def check_suspend_policies(ctx: JobContext, policies: PolicySet) -> list[FieldError]:
     if ctx.is_status or not policies.policies:
         return []
-    namespace = job_namespace(ctx, request_namespace)
+    namespace = ctx.namespace
     requester = ctx.requester
     if policies.exemptions.exempt(namespace, requester):
         return []
@@ -121,13 +115,11 @@ def _leaves_policy(
     return any(old_labels.get(k) != new_labels.get(k) for k in old_policy.selected_keys())
 
 
-def needs_forced_suspend(
-    ctx: JobContext, policies: PolicySet, request_namespace: str
-) -> SuspendPolicy | None:
+def needs_forced_suspend(ctx: JobContext, policies: PolicySet) -> SuspendPolicy | None:
     """The policy that makes the mutating webhook suspend this CREATE, if any."""
     if ctx.operation is not Operation.CREATE or ctx.is_status or ctx.new_state.suspend:
         return None
-    namespace = job_namespace(ctx, request_namespace)
+    namespace = ctx.namespace
     if policies.exemptions.exempt(namespace, ctx.requester):
         return None
     policy = matching_policy(policies, namespace, ctx.new_raw)

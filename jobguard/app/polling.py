@@ -1,0 +1,83 @@
+"""Files that Kubernetes mounts (ConfigMaps, Secrets), watched for a new version.
+
+A mounted ConfigMap or Secret changes by a symlink swap (`..data`) that emits no useful file
+event, so the files are polled: `os.stat` follows the symlinks, and a new device, inode, size or
+mtime of any of them means a new version. The owner's `reload` takes it or raises one of
+`rejects`; a rejected version is logged and counted and the owner keeps the last good one.
+Every attempt is told to the observer (metrics).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Sequence
+
+FileStat = tuple[int, int, int, int]
+Signature = tuple[FileStat | None, ...]
+
+
+def signature(paths: Sequence[str]) -> Signature:
+    """(device, inode, size, mtime) of each file, None for one that cannot be read."""
+    out: list[FileStat | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+class FilePoller:
+    def __init__(
+        self,
+        paths: Sequence[str],
+        reload: Callable[[], None],
+        rejects: tuple[type[Exception], ...],
+        interval: float,
+        subject: str,
+        logger: logging.Logger,
+        observer: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.paths = tuple(paths)
+        self.reload = reload
+        self.rejects = rejects
+        self.interval = interval
+        self.subject = subject
+        """What a new version is called in the log ("new certificate")."""
+        self.log = logger
+        self.observer = observer
+        self.reloads = 0
+        self.failures = 0
+        self.last_error: str | None = None
+        self._signature = signature(self.paths)
+
+    def check(self, force: bool = False) -> bool:
+        """Reload if a file changed (or `force`); True when the new version was taken."""
+        current = signature(self.paths)
+        if not force and current == self._signature:
+            return False
+        self._signature = current
+        try:
+            self.reload()
+        except self.rejects as exc:
+            self.failures += 1
+            self.last_error = str(exc)
+            self.log.error("%s rejected, keeping the current one: %s", self.subject, exc)
+            if self.observer is not None:
+                self.observer(False)
+            return False
+        self.reloads += 1
+        self.last_error = None
+        if self.observer is not None:
+            self.observer(True)
+        return True
+
+    async def run(self) -> None:
+        """Poll until cancelled."""
+        while True:
+            await asyncio.sleep(self.interval)
+            self.check()
