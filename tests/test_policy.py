@@ -20,7 +20,7 @@ from jobguard.app.cli import main
 from jobguard.app.config import parse_config
 from jobguard.app.main import create_app
 from jobguard.validators import Operation, Request, Requester, Settings, Verdict, evaluate
-from tests.builders import START, causes, job, with_status
+from tests.builders import START, causes, clean, cronjob, job, with_status
 from tests.reviews import review
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -265,12 +265,12 @@ def test_sus001_user_creates_unsuspended_denied(suspend: bool | None) -> None:
 
 def test_sus001_suspended_create_allowed() -> None:
     verdict = judge(BASE, queued_job(suspend=True))
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 def test_sus001_controller_may_create_running() -> None:
     verdict = judge(BASE, queued_job(), user=KUEUE)
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 @pytest.mark.parametrize(
@@ -317,7 +317,7 @@ def test_sus001_exemptions(
 )
 def test_sus001_unmatched_jobs_are_not_judged(namespace: str, queue: str | None) -> None:
     verdict = judge(BASE, queued_job(namespace=namespace, queue=queue))
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 def test_sus001_job_labels_default_from_template() -> None:
@@ -448,7 +448,7 @@ def test_sus004_user_cannot_replace_even_where_upstream_allows(directive: str) -
 def test_sus004_controller_may_replace(directive: str) -> None:
     old = suspended_job()
     verdict = judge(BASE, _with_directive(old, directive), old, user=KUEUE)
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 def test_sus004_other_template_changes_are_not_sus004() -> None:
@@ -832,25 +832,12 @@ def test_mutate_suspends_a_user_create(client: TestClient, suspend: bool | None)
     }
 
 
-NOT_SUSPENDED_CRONJOB = {
-    "apiVersion": "batch/v1",
-    "kind": "CronJob",
-    "metadata": {"name": "pi", "namespace": "team-a", "labels": {QUEUE_LABEL: "q"}},
-    "spec": {
-        "schedule": "*/5 * * * *",
-        "jobTemplate": {
-            "metadata": {"labels": {QUEUE_LABEL: "q"}},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "containers": [{"name": "main", "image": "busybox"}],
-                    }
-                }
-            },
-        },
-    },
-}
+def queued_cronjob() -> dict[str, Any]:
+    """A CronJob in the queue: policies judge Jobs, never CronJobs or their templates."""
+    obj = cronjob("pi", namespace="team-a")
+    obj["metadata"]["labels"] = {QUEUE_LABEL: "q"}
+    obj["spec"]["jobTemplate"]["metadata"] = {"labels": {QUEUE_LABEL: "q"}}
+    return obj
 
 
 def _unpatched_cases() -> list[Any]:
@@ -872,7 +859,7 @@ def _unpatched_cases() -> list[Any]:
         pytest.param(body_for(queued_job(namespace="default")), id="unmatched-namespace"),
         pytest.param(body_for(changed(running, parallelism=2), running), id="update"),
         pytest.param(body_for(deployment, resource="deployments"), id="deployment"),
-        pytest.param(body_for(NOT_SUSPENDED_CRONJOB, resource="cronjobs"), id="cronjob"),
+        pytest.param(body_for(queued_cronjob(), resource="cronjobs"), id="cronjob"),
         pytest.param(body_for(None, running, "DELETE"), id="delete"),
     ]
 

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from jobguard.app.config import parse_config
 from jobguard.app.main import create_app
+from tests.builders import generated_labels
 from tests.reviews import review
 
 CONFIG = """
@@ -78,12 +79,7 @@ def stored(obj: dict[str, Any]) -> dict[str, Any]:
     """The object after the API server's CREATE preparation (uid, labels, selector, defaults)."""
     out = copy.deepcopy(obj)
     out["metadata"]["uid"] = UID
-    labels = {
-        "controller-uid": UID,
-        "batch.kubernetes.io/controller-uid": UID,
-        "job-name": "train",
-        "batch.kubernetes.io/job-name": "train",
-    }
+    labels = generated_labels("train", UID)
     out["spec"]["template"].setdefault("metadata", {})["labels"] = labels
     out["spec"]["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}}
     out["spec"].update(backoffLimit=6, podReplacementPolicy="TerminatingOrFailed")
@@ -121,7 +117,8 @@ def with_directives(job: dict[str, Any], zone: str) -> dict[str, Any]:
     return out
 
 
-def with_status(job: dict[str, Any], **status: Any) -> dict[str, Any]:
+def replace_status(job: dict[str, Any], **status: Any) -> dict[str, Any]:
+    """The Job with exactly this status (fields not given are cleared)."""
     out = copy.deepcopy(job)
     out["status"] = status
     return out
@@ -155,7 +152,7 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
     assert validate(client, admitted, job, KUEUE)["allowed"] is True
 
     # 3. The job controller starts pods and sets startTime.
-    started = with_status(admitted, startTime=T0, active=4, ready=0)
+    started = replace_status(admitted, startTime=T0, active=4, ready=0)
     assert validate(client, started, admitted, JOB_CONTROLLER, "status")["allowed"] is True
 
     # 4. Pods never all got ready: Kueue evicts by suspending; the user may not.
@@ -166,14 +163,14 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
 
     # 5. The job controller stops the pods and sets Suspended=True; Kueue clears startTime
     #    (upstream allows that only while the Job is suspended).
-    stopped = with_status(
+    stopped = replace_status(
         evicted,
         startTime=T0,
         active=0,
         conditions=[{"type": "Suspended", "status": "True", "reason": "JobSuspended"}],
     )
     assert validate(client, stopped, evicted, JOB_CONTROLLER, "status")["allowed"] is True
-    cleared = with_status(stopped, active=0, conditions=stopped["status"]["conditions"])
+    cleared = replace_status(stopped, active=0, conditions=stopped["status"]["conditions"])
     assert validate(client, cleared, stopped, KUEUE, "status")["allowed"] is True
 
     # 6. Kueue re-places the Job elsewhere and resumes it; the user may not.
@@ -189,7 +186,7 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
     assert "SUS-005" in denied_by(validate(client, escaped, cleared, USER))
 
     # 7. The job controller flips Suspended to False and sets a new startTime.
-    resumed = with_status(
+    resumed = replace_status(
         readmitted,
         startTime=T2,
         active=4,
@@ -197,7 +194,7 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
     )
     assert validate(client, resumed, readmitted, JOB_CONTROLLER, "status")["allowed"] is True
     # Removing the Suspended condition instead of flipping it is refused (NE-002, on by default).
-    dropped = with_status(readmitted, startTime=T2, active=4, conditions=[])
+    dropped = replace_status(readmitted, startTime=T2, active=4, conditions=[])
     response = validate(client, dropped, readmitted, JOB_CONTROLLER, "status")
     assert response["allowed"] is False
     assert response["status"]["details"]["causes"][0]["field"] == "status.conditions"
@@ -207,7 +204,7 @@ def test_upstream_still_refuses_directive_changes_once_the_job_ran(client: TestC
     # A suspended Job that ran and still has startTime: on 1.35 even Kueue gets TM-001.
     job = stored(manifest())
     job["spec"]["suspend"] = True
-    ran = with_status(
+    ran = replace_status(
         job, startTime=T1, active=0, conditions=[{"type": "Suspended", "status": "True"}]
     )
     moved = with_directives(ran, "zone-c")
