@@ -1,5 +1,6 @@
 """The all-or-nothing cycle of a queue controller (Kueue), end to end through /mutate and
-/validate with realistic userInfo, as the API server calls them."""
+/validate with realistic userInfo, as the API server calls them, under the Kueue set-up of
+tests/data/config/kueue.yaml, starting from the user's manifest tests/data/cases/sus/train.yaml."""
 
 from __future__ import annotations
 
@@ -15,23 +16,11 @@ from fastapi.testclient import TestClient
 from jobguard.app.config import parse_config
 from jobguard.app.main import create_app
 from tests.builders import generated_labels
+from tests.cases import read_object
+from tests.corpus import DATA
 from tests.reviews import review
 
-CONFIG = """
-kubernetesVersion: "1.35"
-exemptions:
-  namespaces: [kube-system]
-suspendPolicies:
-  - name: queued
-    match:
-      namespaces: ["team-*"]
-      labelSelector:
-        matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]
-    forceSuspendOnCreate: true
-    controllers:
-      serviceAccounts: ["kueue-system:kueue-controller-manager"]
-    usersMaySuspend: false
-"""
+CONFIG = (DATA / "config" / "kueue.yaml").read_text()
 USER = "alice@example.com"
 KUEUE = "system:serviceaccount:kueue-system:kueue-controller-manager"
 JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
@@ -47,32 +36,7 @@ def client() -> Iterator[TestClient]:
 
 def manifest() -> dict[str, Any]:
     """What the user applies: no suspend, a queue label."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "namespace": "team-a",
-            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
-        },
-        "spec": {
-            "parallelism": 4,
-            "completions": 4,
-            "completionMode": "Indexed",
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "trainer:1",
-                            "resources": {"requests": {"nvidia.com/gpu": "1"}},
-                        }
-                    ],
-                }
-            },
-        },
-    }
+    return read_object("cases/sus/train.yaml")
 
 
 def stored(obj: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 
 from jobguard.validators import Operation, Request, RuleOverride, Settings, Verdict, evaluate
 from tests.builders import causes, clean, create, cronjob, messages, settings, update
+from tests.cases import read_object
 
 INVALID = "FieldValueInvalid"
 REQUIRED = "FieldValueRequired"
@@ -68,7 +69,7 @@ def judge(operation: str, obj: dict[str, Any], s: Settings | None = None) -> Ver
 @BOTH
 def test_valid_cronjob_is_accepted(operation: str) -> None:
     assert clean(judge(operation, cronjob()))
-    assert clean(judge(operation, indexed_cronjob(successPolicy=policy({"succeededCount": 1}))))
+    assert clean(judge(operation, read_object("cases/cj/nightly.yaml")))
 
 
 # --- CJ-001 successPolicy on the jobTemplate ------------------------------------------------
@@ -135,7 +136,7 @@ def test_cj001_sp009_message_on_job_template(operation: str) -> None:
 @BOTH
 def test_cj001_success_policy_without_completion_mode_is_not_indexed(operation: str) -> None:
     # The jobTemplate is not defaulted, but a nil completionMode counts as NonIndexed.
-    v = judge(operation, cronjob(completions=3, successPolicy=policy({"succeededCount": 1})))
+    v = judge(operation, read_object("cases/cj/success-policy-not-indexed.yaml"))
     assert causes(v) == [("CJ-001", SP, INVALID)]
     [message] = messages(v)
     assert message.startswith(f"{SP}: Invalid value: ")
@@ -232,7 +233,7 @@ def test_cj003_selector_must_be_unset(operation: str, selector: dict[str, Any]) 
 
 @BOTH
 def test_cj003_manual_selector_true_is_not_supported(operation: str) -> None:
-    v = judge(operation, cronjob(manualSelector=True))
+    v = judge(operation, read_object("cases/cj/manual-selector.yaml"))
     assert causes(v) == [("CJ-003", f"{JT}.manualSelector", NOT_SUPPORTED)]
     assert messages(v) == [
         f'{JT}.manualSelector: Unsupported value: true: supported values: "nil", "false"'
@@ -316,7 +317,7 @@ def test_cj005_suspended_job_template_is_allowed(operation: str) -> None:
 @BOTH
 def test_cj005_indexed_without_completions_is_required(operation: str) -> None:
     # No Job defaulting: completions stays null even though parallelism is unset too.
-    v = judge(operation, cronjob(completionMode="Indexed"))
+    v = judge(operation, read_object("cases/cj/indexed-without-completions.yaml"))
     assert causes(v) == [("CJ-005", f"{JT}.completions", REQUIRED)]
     assert messages(v) == [f"{JT}.completions: Required value: when completion mode is Indexed"]
 

@@ -12,6 +12,7 @@ import pytest
 
 from jobguard.validators import Enforcement, RuleOverride, Verdict
 from tests.builders import causes, clean, create, job, manifest, messages, settings, update
+from tests.cases import read_object
 from tests.grammar import GRAMMAR_ERRORS, GRAMMAR_VALID
 
 INVALID = "FieldValueInvalid"
@@ -502,8 +503,7 @@ def test_manifest_and_prepared_job_give_the_same_causes(bad: dict[str, Any]) -> 
 
 
 def test_manifest_example_bad_success_policy() -> None:
-    bad = policy({"succeededIndexes": "3"})
-    v = create(manifest(completionMode="Indexed", completions=3, successPolicy=bad))
+    v = create(read_object("cases/sp/succeeded-indexes-out-of-range.yaml"))
     assert messages(v) == [
         f'{IDX0}: Invalid value: "3": error parsing succeededIndexes: too large index: "3"'
     ]
@@ -520,7 +520,7 @@ def test_manifest_update_is_judged_like_prepared_update(bad: dict[str, Any]) -> 
 
 
 def test_manifest_success_policy_without_completion_mode_is_non_indexed() -> None:
-    v = create(manifest(completions=3, successPolicy=policy({"succeededCount": 1})))
+    v = create(read_object("cases/sp/success-policy-not-indexed.yaml"))
     assert causes(v) == [("SP-001", SP, INVALID)]
 
 
@@ -535,7 +535,7 @@ def test_manifest_indexed_without_counts_gets_one_completion() -> None:
 
 
 def test_manifest_indexed_with_only_parallelism_needs_completions() -> None:
-    v = create(manifest(completionMode="Indexed", parallelism=2))
+    v = create(read_object("cases/js/indexed-without-completions.yaml"))
     assert causes(v) == [("JS-003", "spec.completions", REQUIRED)]
 
 
@@ -552,7 +552,7 @@ def test_manifest_pod_condition_status_defaults_to_true() -> None:
 
 
 def test_manifest_without_restart_policy_is_rejected_like_prepared_job() -> None:
-    v = create(without_restart_policy(manifest()))
+    v = create(read_object("cases/js/no-restart-policy.yaml"))
     assert causes(v) == [("JS-005", RESTART, REQUIRED)]
     assert causes(v) == causes(create(without_restart_policy(job("x"))))
 
@@ -916,7 +916,8 @@ def test_js006_accepted(value: str) -> None:
 
 def test_js007_indexed_hostname_must_be_a_dns_label() -> None:
     name = "a" * 62
-    v = create(job(name, completionMode="Indexed", completions=10))
+    v = create(read_object("cases/js/indexed-hostname-too-long.yaml"))
+    assert read_object("cases/js/indexed-hostname-too-long.yaml")["metadata"]["name"] == name
     assert causes(v) == [("JS-007", "metadata.name", INVALID)]
     assert messages(v) == [
         f'metadata.name: Invalid value: "{name}": '
