@@ -55,6 +55,16 @@ def test_every_family_has_accepted_and_rejected_cases() -> None:
     assert {c.command for c in CASES} == {"check", "review"}
 
 
+def test_index_is_consistent() -> None:
+    for case in CASES:
+        denied = any(e == "deny" for _, _, e in case.violations)
+        assert case.allowed is not denied, case.id
+        assert case.exit == (0 if case.allowed else 1), case.id
+        assert (case.code is not None) is (case.command == "review" and not case.allowed), case.id
+        assert case.command == "check" or (case.old, case.subresource) == (None, ""), case.id
+    assert len({(c.file, c.config) for c in CASES}) == len(CASES)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_case_through_the_library(case: Case) -> None:
     settings = settings_for(case)
