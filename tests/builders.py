@@ -5,8 +5,10 @@ Objects:
   `with_status()` and `cond()` add status. `generated_labels()` are the labels it generates.
 - `manifest()`: a Job as a person writes it (no uid, selector, generated labels or defaults).
 - `cronjob()`: a CronJob as the API server stores it (no Job defaults on its jobTemplate).
-- AdmissionReview bodies: `tests.reviews.review()`; a server on loopback: `tests.servers`;
-  replayable files (manifests, reviews, configurations): `tests.cases` and tests/data.
+- AdmissionReview bodies: `tests.reviews.review()`; a server on loopback: `tests.servers`.
+- Files under tests/data: `tests.cases` (the replayable cases of cases.yaml, `read_object()`,
+  `read_update()`, `read_review()`), `tests.corpus` (the real-world manifests); the
+  index-interval grammar rows: `tests.grammar`.
 
 Judging through the library (`jobguard.validators.evaluate`):
 - `settings()`/`enable()` build Settings; `create()`, `update()` and `status_update()` judge.
