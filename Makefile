@@ -45,15 +45,15 @@ run: venv certs
 
 bench: venv
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
-	$(BIN)/python bench/bench_validate.py
-	$(BIN)/python bench/bench_check.py
+	$(BIN)/python -m bench.bench_validate
+	$(BIN)/python -m bench.bench_check
 	$(MAKE) bench-http
 
 # The webhook over TLS with wrk and hey (Debian packages), beside a bare ASGI floor.
 bench-http: venv
 	@command -v wrk >/dev/null && command -v hey >/dev/null || \
 	  { apt-get update -qq && apt-get install -y -qq wrk hey; }
-	$(BIN)/python bench/bench_http.py
+	$(BIN)/python -m bench.bench_http
 
 # A long fuzzing campaign (the suite runs a bounded one).
 fuzz: venv

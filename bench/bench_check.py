@@ -1,7 +1,7 @@
 """`jobguard check` throughput on 10,000 generated Job and CronJob documents, beside a
 schema-only baseline (kubernetes-validate) measured in the same run on the same files.
 
-Run: `make bench-check` (or `.venv/bin/python bench/bench_check.py [--documents N]`).
+Run: `make bench` (or `.venv/bin/python -m bench.bench_check [--documents N]`).
 The documents are generated deterministically (seeded), so runs are comparable.
 """
 
@@ -15,88 +15,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from bench.payloads import random_cronjob, random_manifest
+
 DOCS_PER_FILE = 100
-
-
-def _pod(rng: random.Random, restart: bool = True) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "main",
-                "image": f"registry.example/app:{rng.randint(1, 9)}",
-                "command": ["sh", "-c", "echo $JOB_COMPLETION_INDEX && sleep 5"],
-                "env": [{"name": "MODE", "value": "batch"}],
-                "resources": {
-                    "requests": {"cpu": "500m", "memory": "256Mi"},
-                    "limits": {"memory": "512Mi"},
-                },
-            }
-        ],
-    }
-    if restart:
-        spec["restartPolicy"] = rng.choice(["Never", "OnFailure"])
-    if rng.random() < 0.3:
-        spec["nodeSelector"] = {"pool": "batch"}
-        spec["tolerations"] = [{"key": "batch", "operator": "Exists", "effect": "NoSchedule"}]
-    return {"metadata": {"labels": {"app": "bench"}}, "spec": spec}
-
-
-def _indexes(rng: random.Random, completions: int, long: bool) -> str:
-    if not long:
-        return f"0-{completions // 2}"
-    # A long, valid interval list: every other index (thousands of fragments).
-    return ",".join(str(i) for i in range(0, completions, 2))
-
-
-def job(rng: random.Random, i: int) -> dict[str, Any]:
-    kind = rng.random()
-    spec: dict[str, Any] = {"template": _pod(rng)}
-    if kind < 0.4:
-        completions = rng.choice([4, 16, 64])
-        spec.update(completionMode="Indexed", completions=completions, parallelism=completions)
-        spec["successPolicy"] = {
-            "rules": [{"succeededIndexes": _indexes(rng, completions, False), "succeededCount": 1}]
-        }
-    elif kind < 0.42:
-        completions = 4000
-        spec.update(completionMode="Indexed", completions=completions, parallelism=100)
-        spec["successPolicy"] = {"rules": [{"succeededIndexes": _indexes(rng, completions, True)}]}
-    elif kind < 0.6:
-        spec.update(suspend=True, parallelism=3, completions=3)
-    else:
-        spec.update(backoffLimit=3, activeDeadlineSeconds=600)
-    doc: dict[str, Any] = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": f"job-{i}",
-            "namespace": "team-a",
-            "labels": {"kueue.x-k8s.io/queue-name": "q"},
-        },
-        "spec": spec,
-    }
-    if rng.random() < 0.15:  # invalid: a broken success policy or no restartPolicy
-        if "successPolicy" in spec:
-            spec["successPolicy"]["rules"][0]["succeededIndexes"] = "3,1"
-        else:
-            spec["template"] = _pod(rng, restart=False)
-    return doc
-
-
-def cronjob(rng: random.Random, i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": f"cron-{i}", "namespace": "team-a"},
-        "spec": {
-            "schedule": "*/5 * * * *",
-            "jobTemplate": {"spec": {"backoffLimit": 2, "template": _pod(rng)}},
-        },
-    }
 
 
 def generate(directory: Path, documents: int, seed: int = 7) -> list[Path]:
@@ -104,7 +28,7 @@ def generate(directory: Path, documents: int, seed: int = 7) -> list[Path]:
     files = []
     for start in range(0, documents, DOCS_PER_FILE):
         docs = [
-            cronjob(rng, i) if rng.random() < 0.2 else job(rng, i)
+            random_cronjob(rng, i) if rng.random() < 0.2 else random_manifest(rng, i)
             for i in range(start, min(start + DOCS_PER_FILE, documents))
         ]
         path = directory / f"batch-{start // DOCS_PER_FILE:04d}.yaml"

@@ -19,7 +19,6 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,19 +29,15 @@ from typing import Any
 
 import httpx
 
+from bench.payloads import kueue_job, review_bytes
+from tests.servers import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 UID = "5f0c1d2e-0000-4000-8000-000000000001"
 
 
 def _job(suspend: bool) -> dict[str, Any]:
-    labels = {
-        "controller-uid": UID,
-        "batch.kubernetes.io/controller-uid": UID,
-        "job-name": "train",
-        "batch.kubernetes.io/job-name": "train",
-        "kueue.x-k8s.io/queue-name": "team-a",
-    }
     containers = [
         {
             "name": f"worker-{i}",
@@ -60,65 +55,34 @@ def _job(suspend: bool) -> dict[str, Any]:
         }
         for i in range(2)
     ]
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "namespace": "team-a",
-            "uid": UID,
-            "generation": 1,
-            "resourceVersion": "123456",
-            "labels": labels,
-            "creationTimestamp": "2026-01-01T10:00:00Z",
-        },
-        "spec": {
-            "parallelism": 8,
-            "completions": 8,
-            "completionMode": "Indexed",
-            "backoffLimit": 6,
-            "suspend": suspend,
-            "manualSelector": False,
-            "podReplacementPolicy": "TerminatingOrFailed",
-            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": containers,
-                    "volumes": [{"name": "data", "emptyDir": {}}],
-                    "dnsPolicy": "ClusterFirst",
-                    "schedulerName": "default-scheduler",
-                    "securityContext": {},
-                    "terminationGracePeriodSeconds": 30,
-                },
-            },
-        },
-        "status": {},
+    pod = {
+        "restartPolicy": "Never",
+        "containers": containers,
+        "volumes": [{"name": "data", "emptyDir": {}}],
+        "dnsPolicy": "ClusterFirst",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
     }
+    obj = kueue_job(
+        "train",
+        UID,
+        pod,
+        suspend=suspend,
+        parallelism=8,
+        completions=8,
+        completionMode="Indexed",
+        manualSelector=False,
+    )
+    # What the API server adds to a stored object.
+    obj["metadata"].update(
+        generation=1, resourceVersion="123456", creationTimestamp="2026-01-01T10:00:00Z"
+    )
+    return obj
 
 
 def _review(new: Any, old: Any, sub: str = "") -> bytes:
-    request = {
-        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
-        "kind": {"group": "batch", "version": "v1", "kind": "Job"},
-        "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
-        "name": "train",
-        "namespace": "team-a",
-        "operation": "UPDATE",
-        "userInfo": {
-            "username": "system:serviceaccount:kueue-system:kueue",
-            "groups": ["system:serviceaccounts"],
-        },
-        "object": new,
-        "oldObject": old,
-        "dryRun": False,
-    }
-    if sub:
-        request["subResource"] = sub
-    return json.dumps(
-        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
-    ).encode()
+    return review_bytes(new, old, sub=sub, user="system:serviceaccount:kueue-system:kueue")
 
 
 def reviews() -> dict[str, bytes]:
@@ -157,12 +121,6 @@ def reviews() -> dict[str, bytes]:
         "status-update": _review(progressed, running, "status"),
         "status-64KiB-indexes": _review(big_new, big_old, "status"),
     }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -318,7 +276,7 @@ def main() -> None:
             # Both servers run at once, idle but for the one being measured; saturated runs
             # alternate between them, so drift in the machine's speed hits both alike.
             for server, command in servers.items():
-                port = _free_port()
+                port = free_port()
                 urls[server] = f"https://127.0.0.1:{port}/validate"
                 proc = _start([*command, str(port)], urls[server], ca)
                 stack.callback(_stop, proc)
@@ -347,7 +305,7 @@ def main() -> None:
         )
     record = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python bench/bench_http.py " + " ".join(sys.argv[1:]),
+        "command": "python -m bench.bench_http " + " ".join(sys.argv[1:]),
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),

@@ -1,6 +1,6 @@
 """Throughput of the admission pipeline, as a ratio against JSON decoding in the same run.
 
-Run: `make bench` (or `.venv/bin/python bench/bench_validate.py [--seconds S]`).
+Run: `make bench` (or `.venv/bin/python -m bench.bench_validate [--seconds S]`).
 """
 
 from __future__ import annotations
@@ -13,80 +13,41 @@ from typing import Any
 
 import orjson
 
+from bench.payloads import kueue_job, review_bytes
 from jobguard.app.admission import handle_validate
-from jobguard.app.reviews import Operation, ReviewRequest
 from jobguard.validators import Settings
 
 
 def _job(i: int) -> dict[str, Any]:
-    uid = f"00000000-0000-4000-8000-{i:012d}"
-    name = f"job-{i}"
-    labels = {
-        "controller-uid": uid,
-        "batch.kubernetes.io/controller-uid": uid,
-        "job-name": name,
-        "batch.kubernetes.io/job-name": name,
-        "kueue.x-k8s.io/queue-name": "team-a",
-    }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": "team-a", "uid": uid, "labels": labels},
-        "spec": {
-            "completions": 64,
-            "parallelism": 64,
-            "completionMode": "Indexed",
-            "backoffLimit": 6,
-            "suspend": True,
-            "podReplacementPolicy": "TerminatingOrFailed",
-            "successPolicy": {
-                "rules": [{"succeededIndexes": "0-31,40,42-63", "succeededCount": 50}]
-            },
-            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}},
-            "template": {
-                "metadata": {"labels": labels, "annotations": {"kueue.x-k8s.io/podset": "main"}},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
-                    "tolerations": [
-                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-                    ],
-                    "containers": [
-                        {
-                            "name": "trainer",
-                            "image": "registry.example/trainer:1.2",
-                            "args": ["--epochs", "10"],
-                            "env": [{"name": "X", "value": "1"}],
-                            "resources": {
-                                "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"},
-                                "limits": {"nvidia.com/gpu": "1"},
-                            },
-                        }
-                    ],
+    pod = {
+        "restartPolicy": "Never",
+        "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [
+            {
+                "name": "trainer",
+                "image": "registry.example/trainer:1.2",
+                "args": ["--epochs", "10"],
+                "env": [{"name": "X", "value": "1"}],
+                "resources": {
+                    "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "1"},
+                    "limits": {"nvidia.com/gpu": "1"},
                 },
-            },
-        },
-        "status": {},
+            }
+        ],
     }
-
-
-def _review(obj: Any, old: Any, operation: Operation, sub: str = "") -> bytes:
-    review: ReviewRequest = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u",
-            "kind": {"group": "batch", "version": "v1", "kind": "Job"},
-            "operation": operation,
-            "name": obj["metadata"]["name"],
-            "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
-            "subResource": sub,
-            "userInfo": {"username": "u"},
-            "object": obj,
-            "oldObject": old,
-        },
-    }
-    return orjson.dumps(review)
+    obj = kueue_job(
+        f"job-{i}",
+        f"00000000-0000-4000-8000-{i:012d}",
+        pod,
+        suspend=True,
+        completions=64,
+        parallelism=64,
+        completionMode="Indexed",
+        successPolicy={"rules": [{"succeededIndexes": "0-31,40,42-63", "succeededCount": 50}]},
+    )
+    obj["spec"]["template"]["metadata"]["annotations"] = {"kueue.x-k8s.io/podset": "main"}
+    return obj
 
 
 def bodies(n: int) -> list[bytes]:
@@ -95,12 +56,12 @@ def bodies(n: int) -> list[bytes]:
         job = _job(i)
         kind = i % 3
         if kind == 0:
-            out.append(_review(job, None, "CREATE"))
+            out.append(review_bytes(job, None, "CREATE"))
         elif kind == 1:
             new = copy.deepcopy(job)
             new["spec"]["suspend"] = False
             new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
-            out.append(_review(new, job, "UPDATE"))
+            out.append(review_bytes(new, job))
         else:
             old = copy.deepcopy(job)
             old["status"] = {
@@ -111,7 +72,7 @@ def bodies(n: int) -> list[bytes]:
             new = copy.deepcopy(old)
             new["status"]["completedIndexes"] = "0-19"
             new["status"]["succeeded"] = 20
-            out.append(_review(new, old, "UPDATE", "status"))
+            out.append(review_bytes(new, old, sub="status"))
     return out
 
 

@@ -1,7 +1,19 @@
-"""The error rows of the index-interval grammar table in RULES.md (C = 10), shared by the
-parser's tests and SP-006's."""
+"""The rows of the index-interval grammar table in RULES.md (C = 10), shared by the parser's
+tests and SP-006's: valid lists with the size of their index set, and errors with their text."""
 
 from __future__ import annotations
+
+GRAMMAR_VALID = [
+    ("", 0),
+    ("0", 1),
+    ("1,3,5-7", 5),
+    ("0-9", 10),
+    ("1-3,4-5", 5),
+    ("007", 1),
+    ("+3", 1),
+    ("1-+3", 3),
+    ("0,9", 2),
+]
 
 GRAMMAR_ERRORS = [
     ("3,1", "non-increasing order, previous: 3, current: 1"),

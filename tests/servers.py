@@ -1,4 +1,5 @@
-"""Helpers for tests that run a real server process on loopback."""
+"""The canonical helpers for tests that run a real `jobguard serve` process on loopback:
+`loopback_args()` for its arguments, `serving()` to run it, `wait_ready()` until it serves."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 
@@ -19,6 +21,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def loopback_args(port: int, *extra: str, tls: tuple[Path, Path] | None = None) -> list[str]:
+    """`serve` arguments for 127.0.0.1:PORT, over TLS with (certificate, key) when given."""
+    args = ["--host", "127.0.0.1", "--port", str(port)]
+    if tls is not None:
+        cert, key = tls
+        args += ["--tls-cert-file", str(cert), "--tls-private-key-file", str(key)]
+    return [*args, *extra]
+
+
+def serve_command(args: list[str]) -> list[str]:
+    """The command line of `jobguard serve ARGS` in this interpreter, logging warnings only."""
+    return [sys.executable, "-m", "jobguard", "serve", "--log-level", "warning", *args]
+
+
+SERVE_ENV = {**os.environ, "JOBGUARD_CONFIG": ""}
+"""The environment for a server under test: no configuration file from the caller's shell."""
 
 
 def wait_ready(
@@ -49,10 +69,7 @@ def serving(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
     """
     log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after the process)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jobguard", "serve", "--log-level", "warning", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-        env={**os.environ, "JOBGUARD_CONFIG": ""},
+        serve_command(args), stdout=subprocess.DEVNULL, stderr=log, env=SERVE_ENV
     )
     try:
         yield proc

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -19,59 +18,14 @@ from fastapi.testclient import TestClient
 from jobguard.app.cli import main
 from jobguard.app.main import create_app
 from tests.builders import job
+from tests.corpus import DATA
 from tests.reviews import review
 
 SCHEMAS = Path(__file__).parent / "schemas"
 
-# Lines are numbered in the comments; columns count from 1.
-ANCHORED = textwrap.dedent("""\
-    # Jobs for the nightly pipeline
-    apiVersion: batch/v1
-    kind: Job
-    metadata:
-      name: indexed   # an Indexed job
-    spec:
-      completionMode: Indexed
-      completions: 4
-      successPolicy:
-        rules:
-          # the first rule is fine
-          - succeededIndexes: "0-3"
-          - succeededIndexes: "1,0"
-            succeededCount: 9
-      template: &pod
-        spec:
-          restartPolicy: Never
-          containers: [{name: main, image: busybox}]
-    ---
-    apiVersion: v1
-    kind: ConfigMap
-    metadata: {name: not-a-job}
-    ---
-    apiVersion: v1
-    kind: List
-    items:
-      - apiVersion: batch/v1
-        kind: Job
-        metadata: {name: no-restart-policy}
-        spec:
-          template: &bare
-            metadata:
-              labels: {app: x}
-            spec:
-              containers: [{name: main, image: busybox}]
-      - apiVersion: batch/v1
-        kind: CronJob
-        metadata: {name: nightly}
-        spec:
-          schedule: "0 3 * * *"
-          jobTemplate:
-            spec:
-              successPolicy: {rules: [{succeededCount: 1}]}
-              template:
-                <<: *bare
-                metadata: {labels: {app: y}}
-""")
+# Several documents (a Job, a ConfigMap, a List of a Job and a CronJob) with anchors and a merge
+# key; the tests below name its lines and columns (counted from 1).
+ANCHORED = DATA / "check" / "anchored.yaml"
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -83,7 +37,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 @pytest.fixture
 def anchored(tmp_path: Path) -> Path:
     path = tmp_path / "jobs.yaml"
-    path.write_text(ANCHORED)
+    path.write_text(ANCHORED.read_text())
     return path
 
 
@@ -292,7 +246,7 @@ def test_jobs_2_gives_the_same_report(
     tmp_path: Path, anchored: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for i in range(6):
-        (tmp_path / f"copy{i}.yaml").write_text(ANCHORED)
+        (tmp_path / f"copy{i}.yaml").write_text(ANCHORED.read_text())
     one = run(["check", "--output", "json", str(tmp_path)], capsys)
     two = run(["check", "--output", "json", "--jobs", "2", str(tmp_path)], capsys)
     assert one == two

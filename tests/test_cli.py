@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from jobguard.app.cli import main
 from jobguard.app.main import create_app
-from tests.builders import START, cond, job, with_status
+from tests.builders import START, cond, cronjob, job, with_status
 from tests.reviews import review
 
 
@@ -67,20 +67,7 @@ def _parity_cases() -> list[dict]:
     complete_without_time = with_status(
         running, active=0, conditions=[cond("SuccessCriteriaMet"), cond("Complete")]
     )
-    cronjob = {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": "c"},
-        "spec": {
-            "schedule": "* * * * *",
-            "jobTemplate": {
-                "spec": {
-                    "successPolicy": {"rules": [{"succeededCount": 1}]},
-                    "template": {"spec": {"restartPolicy": "Never", "containers": []}},
-                }
-            },
-        },
-    }
+    not_indexed_policy = cronjob("c", successPolicy={"rules": [{"succeededCount": 1}]})
     broken = job()
     broken["spec"]["suspend"] = "yes"
     return [
@@ -88,7 +75,7 @@ def _parity_cases() -> list[dict]:
         review(bad_job()),
         review(edited, running, "UPDATE"),
         review(complete_without_time, running, "UPDATE", sub="status"),
-        review(cronjob, resource="cronjobs"),
+        review(not_indexed_policy, resource="cronjobs"),
         review(broken),
         review(bad_job(), version="v1beta1"),
     ]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from jobguard.app.admission import handle_mutate, handle_validate
 from jobguard.validators import Settings
 from jobguard.validators.intervals import IndexParseError, count_indexes
-from tests.builders import START, cond, job, with_status
+from tests.builders import START, cond, cronjob, job, with_status
 from tests.reviews import review
 
 EXAMPLES = int(os.environ.get("JOBGUARD_FUZZ_EXAMPLES", "300"))
@@ -62,24 +62,11 @@ def _seeds() -> list[dict[str, Any]]:
         failedIndexes="3",
         conditions=[cond("SuccessCriteriaMet"), cond("Complete")],
     )
-    cron = {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": "c"},
-        "spec": {
-            "schedule": "* * * * *",
-            "jobTemplate": {
-                "spec": {
-                    "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c"}]}}
-                }
-            },
-        },
-    }
     return [
         review(job()),
         review(running, job(), "UPDATE"),
         review(finished, indexed, "UPDATE", sub="status"),
-        review(cron, resource="cronjobs"),
+        review(cronjob("c"), resource="cronjobs"),
     ]
 
 

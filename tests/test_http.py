@@ -19,7 +19,7 @@ from jobguard.app.main import create_app
 from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review
-from tests.servers import free_port, serving, wait_ready
+from tests.servers import free_port, loopback_args, serving, wait_ready
 
 
 @pytest.fixture(scope="module")
@@ -263,17 +263,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
     certs = generate("jobguard", "jobguard", tmp_path_factory.mktemp("certs"), dev=True)
     port = free_port()
-    args = [
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--tls-cert-file",
-        str(certs.tls_crt),
-        "--tls-private-key-file",
-        str(certs.tls_key),
-    ]
-    with serving(args) as proc:
+    with serving(loopback_args(port, tls=(certs.tls_crt, certs.tls_key))) as proc:
         wait_ready(
             f"https://127.0.0.1:{port}", ssl.create_default_context(cafile=str(certs.ca_crt)), proc
         )

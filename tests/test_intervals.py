@@ -14,24 +14,12 @@ from jobguard.validators.intervals import (
     first_overlap,
     parse_intervals,
 )
-from tests.grammar import GRAMMAR_ERRORS
+from tests.grammar import GRAMMAR_ERRORS, GRAMMAR_VALID
 
 C = 10
 
 
-@pytest.mark.parametrize(
-    ("text", "size"),
-    [
-        ("", 0),
-        ("0", 1),
-        ("1,3,5-7", 5),
-        ("0-9", 10),
-        ("1-3,4-5", 5),
-        ("007", 1),
-        ("+3", 1),
-        ("1-+3", 3),
-    ],
-)
+@pytest.mark.parametrize(("text", "size"), GRAMMAR_VALID)
 def test_valid(text: str, size: int) -> None:
     assert count_indexes(text, C) == size
 

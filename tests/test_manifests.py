@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from jobguard.app.manifests import K8sLoader, _documents, _load, _load_slow, parse
+from tests.corpus import realworld_files
 
 TRICKY = [
     "a: yes",
@@ -49,11 +48,7 @@ def test_fast_reader_agrees_with_yaml_1_1(text: str) -> None:
 
 
 def test_realworld_corpus_reads_identically() -> None:
-    corpus = Path(__file__).resolve().parents[2] / "shared" / "examples" / "realworld"
-    files = sorted(corpus.glob("*.yaml"))
-    if not files:
-        pytest.skip("shared/examples/realworld is not beside this checkout")
-    for path in files:
+    for path in realworld_files():
         for _, chunk in _documents(path.read_text()):
             assert _load(chunk) == _load_slow(chunk), path.name
 

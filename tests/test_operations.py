@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -24,7 +22,14 @@ from jobguard.app.main import ServerOptions, create_app
 from jobguard.app.observability import JsonFormatter
 from tests.builders import job
 from tests.reviews import review
-from tests.servers import free_port, wait_ready
+from tests.servers import (
+    SERVE_ENV,
+    free_port,
+    loopback_args,
+    serve_command,
+    serving,
+    wait_ready,
+)
 
 
 def bad_job() -> dict[str, Any]:
@@ -205,26 +210,12 @@ def test_pathological_json_is_a_400() -> None:
 
 def test_sigterm_drains_without_failing_a_request() -> None:
     port = free_port()
+    # Its own process, not `serving()`: this test signals it and reads its stderr.
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jobguard",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--shutdown-delay",
-            "1.5",
-            "--grace-period",
-            "5",
-            "--log-level",
-            "warning",
-        ],
+        serve_command(loopback_args(port, "--shutdown-delay", "1.5", "--grace-period", "5")),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, "JOBGUARD_CONFIG": ""},
+        env=SERVE_ENV,
     )
     url = f"http://127.0.0.1:{port}"
     body = orjson.dumps(review(job()))
@@ -266,12 +257,8 @@ def test_sigterm_drains_without_failing_a_request() -> None:
 
 
 def test_health_port_serves_probes_over_plain_http() -> None:
-    from tests.servers import serving
-
     port, health = free_port(), free_port()
-    with serving(
-        ["--host", "127.0.0.1", "--port", str(port), "--health-port", str(health)]
-    ) as proc:
+    with serving(loopback_args(port, "--health-port", str(health))) as proc:
         wait_ready(f"http://127.0.0.1:{health}", proc=proc)
         assert httpx.get(f"http://127.0.0.1:{health}/healthz").text == "ok"
         assert "jobguard_requests_total" in httpx.get(f"http://127.0.0.1:{health}/metrics").text

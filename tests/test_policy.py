@@ -1,7 +1,8 @@
 """Suspend policies (SUS-001..SUS-005), their enforcement modes, /mutate and `review --mutate`.
 
-Settings come from a Kueue-like YAML configuration through `app.config.parse_config`; Jobs from
-`tests.builders.job()` placed in a `team-*` namespace with a queue-name label.
+Settings come from the Kueue set-up of tests/data/config/kueue.yaml (and variants of it) through
+`app.config.parse_config`; Jobs from `tests.builders.job()` placed in a `team-*` namespace with
+a queue-name label.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from jobguard.app.cli import main
 from jobguard.app.config import parse_config
 from jobguard.app.main import create_app
 from jobguard.validators import Operation, Request, Requester, Settings, Verdict, evaluate
-from tests.builders import START, causes, job, with_status
+from tests.builders import START, causes, clean, cronjob, job, with_status
+from tests.cases import read_review
+from tests.corpus import DATA
 from tests.reviews import review
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -28,23 +31,6 @@ USER = "alice"
 KUEUE = "system:serviceaccount:kueue-system:kueue-controller-manager"
 OTHER_CONTROLLER = "system:serviceaccount:batch-system:other-controller"
 FORBIDDEN = "FieldValueForbidden"
-
-KUEUE_CONFIG = """
-kubernetesVersion: "1.35"
-exemptions:
-  namespaces: [kube-system]
-  groups: [system:masters]
-suspendPolicies:
-  - name: queued
-    match:
-      namespaces: ["team-*"]
-      labelSelector:
-        matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]
-    forceSuspendOnCreate: true
-    controllers:
-      serviceAccounts: ["kueue-system:kueue-controller-manager"]
-    usersMaySuspend: true
-"""
 
 STRICT_POLICY: dict[str, Any] = {
     "name": "strict",
@@ -65,12 +51,14 @@ SUS_002_TEXT = (
 
 
 def config_data() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(KUEUE_CONFIG)
+    """The Kueue set-up of README.md, as tests/data/config/kueue.yaml holds it."""
+    data: dict[str, Any] = yaml.safe_load((DATA / "config" / "kueue.yaml").read_text())
     return data
 
 
 def config_text(
     *,
+    version: str = "1.35",
     users_may_suspend: bool = True,
     force_suspend: bool = True,
     all_namespaces: bool = False,
@@ -80,8 +68,9 @@ def config_text(
     exempt_users: list[str] | None = None,
     exempt_service_accounts: list[str] | None = None,
 ) -> str:
-    """The Kueue configuration as YAML, with variants."""
+    """The Kueue configuration as YAML, with variants (by default users may suspend)."""
     data = config_data()
+    data["kubernetesVersion"] = version
     queued = data["suspendPolicies"][0]
     queued["usersMaySuspend"] = users_may_suspend
     queued["forceSuspendOnCreate"] = force_suspend
@@ -95,6 +84,10 @@ def config_text(
     if exempt_service_accounts is not None:
         data["exemptions"]["serviceAccounts"] = exempt_service_accounts
     return yaml.safe_dump(data, sort_keys=False)
+
+
+# The variant most tests here start from: users may suspend their own Jobs.
+KUEUE_CONFIG = config_text()
 
 
 def settings_from(text: str = KUEUE_CONFIG) -> Settings:
@@ -239,7 +232,7 @@ def test_kueue_config_becomes_the_policy() -> None:
     assert policy.force_suspend_on_create is True
     assert policy.controllers.service_accounts == ("kueue-system:kueue-controller-manager",)
     assert policy.users_may_suspend is True
-    assert BASE.policies.exemptions.namespaces == ("kube-system",)
+    assert BASE.policies.exemptions.namespaces == ("kube-system", "kueue-system")
     assert BASE.policies.exemptions.subjects.groups == ("system:masters",)
     assert all(BASE.enabled(f"SUS-00{i}") for i in range(1, 6))
 
@@ -265,12 +258,12 @@ def test_sus001_user_creates_unsuspended_denied(suspend: bool | None) -> None:
 
 def test_sus001_suspended_create_allowed() -> None:
     verdict = judge(BASE, queued_job(suspend=True))
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 def test_sus001_controller_may_create_running() -> None:
     verdict = judge(BASE, queued_job(), user=KUEUE)
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 @pytest.mark.parametrize(
@@ -317,7 +310,7 @@ def test_sus001_exemptions(
 )
 def test_sus001_unmatched_jobs_are_not_judged(namespace: str, queue: str | None) -> None:
     verdict = judge(BASE, queued_job(namespace=namespace, queue=queue))
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 def test_sus001_job_labels_default_from_template() -> None:
@@ -448,7 +441,7 @@ def test_sus004_user_cannot_replace_even_where_upstream_allows(directive: str) -
 def test_sus004_controller_may_replace(directive: str) -> None:
     old = suspended_job()
     verdict = judge(BASE, _with_directive(old, directive), old, user=KUEUE)
-    assert verdict.allowed and verdict.violations == []
+    assert clean(verdict)
 
 
 def test_sus004_other_template_changes_are_not_sus004() -> None:
@@ -461,7 +454,7 @@ def test_sus004_other_template_changes_are_not_sus004() -> None:
 def test_sus004_where_kep5440_allows_a_job_that_ran() -> None:
     # 1.36: a suspended Job that ran, with Suspended=True and no active pods, may be re-placed
     # upstream; under the policy only by its controller.
-    s = settings_from(KUEUE_CONFIG.replace('"1.35"', '"1.36"'))
+    s = settings_from(config_text(version="1.36"))
     old = with_status(
         suspended_job(),
         startTime=START,
@@ -646,14 +639,14 @@ def test_delete_is_never_judged(client: TestClient) -> None:
 
 
 def test_deny_is_forbidden_403_naming_policy_rule_and_alternative(client: TestClient) -> None:
-    old = suspended_job()
-    r = client.post("/validate", json=body_for(changed(old, suspend=False), old))
+    body = read_review("cases/sus/user-resumes.json")
+    r = client.post("/validate", json=body)
     assert r.status_code == 200
     assert r.json() == {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
         "response": {
-            "uid": "uid-1",
+            "uid": body["request"]["uid"],
             "allowed": False,
             "status": {
                 "status": "Failure",
@@ -700,7 +693,8 @@ def test_deny_with_several_policy_rules_aggregates(client: TestClient) -> None:
 
 
 def test_create_denied_over_http_names_sus001(client: TestClient) -> None:
-    response = client.post("/validate", json=body_for(queued_job())).json()["response"]
+    body = read_review("cases/sus/user-creates-running.json")
+    response = client.post("/validate", json=body).json()["response"]
     assert response["allowed"] is False
     assert response["status"]["code"] == 403
     assert response["status"]["message"] == (
@@ -832,25 +826,12 @@ def test_mutate_suspends_a_user_create(client: TestClient, suspend: bool | None)
     }
 
 
-NOT_SUSPENDED_CRONJOB = {
-    "apiVersion": "batch/v1",
-    "kind": "CronJob",
-    "metadata": {"name": "pi", "namespace": "team-a", "labels": {QUEUE_LABEL: "q"}},
-    "spec": {
-        "schedule": "*/5 * * * *",
-        "jobTemplate": {
-            "metadata": {"labels": {QUEUE_LABEL: "q"}},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "containers": [{"name": "main", "image": "busybox"}],
-                    }
-                }
-            },
-        },
-    },
-}
+def queued_cronjob() -> dict[str, Any]:
+    """A CronJob in the queue: policies judge Jobs, never CronJobs or their templates."""
+    obj = cronjob("pi", namespace="team-a")
+    obj["metadata"]["labels"] = {QUEUE_LABEL: "q"}
+    obj["spec"]["jobTemplate"]["metadata"] = {"labels": {QUEUE_LABEL: "q"}}
+    return obj
 
 
 def _unpatched_cases() -> list[Any]:
@@ -872,7 +853,7 @@ def _unpatched_cases() -> list[Any]:
         pytest.param(body_for(queued_job(namespace="default")), id="unmatched-namespace"),
         pytest.param(body_for(changed(running, parallelism=2), running), id="update"),
         pytest.param(body_for(deployment, resource="deployments"), id="deployment"),
-        pytest.param(body_for(NOT_SUSPENDED_CRONJOB, resource="cronjobs"), id="cronjob"),
+        pytest.param(body_for(queued_cronjob(), resource="cronjobs"), id="cronjob"),
         pytest.param(body_for(None, running, "DELETE"), id="delete"),
     ]
 

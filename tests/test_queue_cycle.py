@@ -1,5 +1,6 @@
 """The all-or-nothing cycle of a queue controller (Kueue), end to end through /mutate and
-/validate with realistic userInfo, as the API server calls them."""
+/validate with realistic userInfo, as the API server calls them, under the Kueue set-up of
+tests/data/config/kueue.yaml, starting from the user's manifest tests/data/cases/sus/train.yaml."""
 
 from __future__ import annotations
 
@@ -14,23 +15,12 @@ from fastapi.testclient import TestClient
 
 from jobguard.app.config import parse_config
 from jobguard.app.main import create_app
+from tests.builders import generated_labels
+from tests.cases import read_object
+from tests.corpus import DATA
 from tests.reviews import review
 
-CONFIG = """
-kubernetesVersion: "1.35"
-exemptions:
-  namespaces: [kube-system]
-suspendPolicies:
-  - name: queued
-    match:
-      namespaces: ["team-*"]
-      labelSelector:
-        matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]
-    forceSuspendOnCreate: true
-    controllers:
-      serviceAccounts: ["kueue-system:kueue-controller-manager"]
-    usersMaySuspend: false
-"""
+CONFIG = (DATA / "config" / "kueue.yaml").read_text()
 USER = "alice@example.com"
 KUEUE = "system:serviceaccount:kueue-system:kueue-controller-manager"
 JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
@@ -46,44 +36,14 @@ def client() -> Iterator[TestClient]:
 
 def manifest() -> dict[str, Any]:
     """What the user applies: no suspend, a queue label."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "namespace": "team-a",
-            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
-        },
-        "spec": {
-            "parallelism": 4,
-            "completions": 4,
-            "completionMode": "Indexed",
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "trainer:1",
-                            "resources": {"requests": {"nvidia.com/gpu": "1"}},
-                        }
-                    ],
-                }
-            },
-        },
-    }
+    return read_object("cases/sus/train.yaml")
 
 
 def stored(obj: dict[str, Any]) -> dict[str, Any]:
     """The object after the API server's CREATE preparation (uid, labels, selector, defaults)."""
     out = copy.deepcopy(obj)
     out["metadata"]["uid"] = UID
-    labels = {
-        "controller-uid": UID,
-        "batch.kubernetes.io/controller-uid": UID,
-        "job-name": "train",
-        "batch.kubernetes.io/job-name": "train",
-    }
+    labels = generated_labels("train", UID)
     out["spec"]["template"].setdefault("metadata", {})["labels"] = labels
     out["spec"]["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}}
     out["spec"].update(backoffLimit=6, podReplacementPolicy="TerminatingOrFailed")
@@ -121,7 +81,8 @@ def with_directives(job: dict[str, Any], zone: str) -> dict[str, Any]:
     return out
 
 
-def with_status(job: dict[str, Any], **status: Any) -> dict[str, Any]:
+def replace_status(job: dict[str, Any], **status: Any) -> dict[str, Any]:
+    """The Job with exactly this status (fields not given are cleared)."""
     out = copy.deepcopy(job)
     out["status"] = status
     return out
@@ -155,7 +116,7 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
     assert validate(client, admitted, job, KUEUE)["allowed"] is True
 
     # 3. The job controller starts pods and sets startTime.
-    started = with_status(admitted, startTime=T0, active=4, ready=0)
+    started = replace_status(admitted, startTime=T0, active=4, ready=0)
     assert validate(client, started, admitted, JOB_CONTROLLER, "status")["allowed"] is True
 
     # 4. Pods never all got ready: Kueue evicts by suspending; the user may not.
@@ -166,14 +127,14 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
 
     # 5. The job controller stops the pods and sets Suspended=True; Kueue clears startTime
     #    (upstream allows that only while the Job is suspended).
-    stopped = with_status(
+    stopped = replace_status(
         evicted,
         startTime=T0,
         active=0,
         conditions=[{"type": "Suspended", "status": "True", "reason": "JobSuspended"}],
     )
     assert validate(client, stopped, evicted, JOB_CONTROLLER, "status")["allowed"] is True
-    cleared = with_status(stopped, active=0, conditions=stopped["status"]["conditions"])
+    cleared = replace_status(stopped, active=0, conditions=stopped["status"]["conditions"])
     assert validate(client, cleared, stopped, KUEUE, "status")["allowed"] is True
 
     # 6. Kueue re-places the Job elsewhere and resumes it; the user may not.
@@ -189,7 +150,7 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
     assert "SUS-005" in denied_by(validate(client, escaped, cleared, USER))
 
     # 7. The job controller flips Suspended to False and sets a new startTime.
-    resumed = with_status(
+    resumed = replace_status(
         readmitted,
         startTime=T2,
         active=4,
@@ -197,7 +158,7 @@ def test_all_or_nothing_cycle(client: TestClient) -> None:
     )
     assert validate(client, resumed, readmitted, JOB_CONTROLLER, "status")["allowed"] is True
     # Removing the Suspended condition instead of flipping it is refused (NE-002, on by default).
-    dropped = with_status(readmitted, startTime=T2, active=4, conditions=[])
+    dropped = replace_status(readmitted, startTime=T2, active=4, conditions=[])
     response = validate(client, dropped, readmitted, JOB_CONTROLLER, "status")
     assert response["allowed"] is False
     assert response["status"]["details"]["causes"][0]["field"] == "status.conditions"
@@ -207,7 +168,7 @@ def test_upstream_still_refuses_directive_changes_once_the_job_ran(client: TestC
     # A suspended Job that ran and still has startTime: on 1.35 even Kueue gets TM-001.
     job = stored(manifest())
     job["spec"]["suspend"] = True
-    ran = with_status(
+    ran = replace_status(
         job, startTime=T1, active=0, conditions=[{"type": "Suspended", "status": "True"}]
     )
     moved = with_directives(ran, "zone-c")

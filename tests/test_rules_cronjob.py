@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from jobguard.validators import Operation, Request, RuleOverride, Settings, Verdict, evaluate
-from tests.builders import causes, create, messages, settings, update
+from tests.builders import causes, clean, create, cronjob, messages, settings, update
+from tests.cases import read_object
 
 INVALID = "FieldValueInvalid"
 REQUIRED = "FieldValueRequired"
@@ -23,33 +24,6 @@ JT = "spec.jobTemplate.spec"
 SP = f"{JT}.successPolicy"
 RULES = f"{SP}.rules"
 RESTART = f"{JT}.template.spec.restartPolicy"
-
-
-def cronjob(name: str = "nightly", **template_spec: Any) -> dict[str, Any]:
-    """A CronJob as the API server stores it: CronJob and pod defaults, no Job defaults."""
-    spec: dict[str, Any] = {
-        "template": {
-            "metadata": {"labels": {"app": "nightly"}},
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [{"name": "main", "image": "busybox"}],
-            },
-        },
-    }
-    spec.update(template_spec)
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": {"name": name, "namespace": "default", "uid": "c0ffee00-0000-4000-8000-1"},
-        "spec": {
-            "schedule": "*/5 * * * *",
-            "concurrencyPolicy": "Allow",
-            "suspend": False,
-            "successfulJobsHistoryLimit": 3,
-            "failedJobsHistoryLimit": 1,
-            "jobTemplate": {"metadata": {}, "spec": spec},
-        },
-    }
 
 
 def indexed_cronjob(completions: int | None = 3, **template_spec: Any) -> dict[str, Any]:
@@ -75,10 +49,6 @@ def cj_update(new: dict[str, Any], old: dict[str, Any], s: Settings | None = Non
     return update(new, old, s, kind="CronJob")
 
 
-def ok(verdict: Verdict) -> bool:
-    return verdict.judged and verdict.allowed and verdict.violations == []
-
-
 def policy(*rules: dict[str, Any]) -> dict[str, Any]:
     return {"rules": list(rules)}
 
@@ -98,8 +68,8 @@ def judge(operation: str, obj: dict[str, Any], s: Settings | None = None) -> Ver
 
 @BOTH
 def test_valid_cronjob_is_accepted(operation: str) -> None:
-    assert ok(judge(operation, cronjob()))
-    assert ok(judge(operation, indexed_cronjob(successPolicy=policy({"succeededCount": 1}))))
+    assert clean(judge(operation, cronjob()))
+    assert clean(judge(operation, read_object("cases/cj/nightly.yaml")))
 
 
 # --- CJ-001 successPolicy on the jobTemplate ------------------------------------------------
@@ -166,7 +136,7 @@ def test_cj001_sp009_message_on_job_template(operation: str) -> None:
 @BOTH
 def test_cj001_success_policy_without_completion_mode_is_not_indexed(operation: str) -> None:
     # The jobTemplate is not defaulted, but a nil completionMode counts as NonIndexed.
-    v = judge(operation, cronjob(completions=3, successPolicy=policy({"succeededCount": 1})))
+    v = judge(operation, read_object("cases/cj/success-policy-not-indexed.yaml"))
     assert causes(v) == [("CJ-001", SP, INVALID)]
     [message] = messages(v)
     assert message.startswith(f"{SP}: Invalid value: ")
@@ -177,13 +147,13 @@ def test_cj001_success_policy_may_change_on_update() -> None:
     # SP-010 does not apply to CronJobs.
     old = indexed_cronjob(successPolicy=policy({"succeededCount": 1}))
     for new_policy in (None, policy({"succeededIndexes": "0-2"}), policy({"succeededCount": 3})):
-        assert ok(cj_update(indexed_cronjob(successPolicy=new_policy), old)), new_policy
-    assert ok(cj_update(old, indexed_cronjob()))
+        assert clean(cj_update(indexed_cronjob(successPolicy=new_policy), old)), new_policy
+    assert clean(cj_update(old, indexed_cronjob()))
 
 
 def test_cj001_only_the_new_template_is_checked_on_update() -> None:
     bad = indexed_cronjob(successPolicy=policy({"succeededCount": 9}))
-    assert ok(cj_update(indexed_cronjob(successPolicy=policy({"succeededCount": 1})), bad))
+    assert clean(cj_update(indexed_cronjob(successPolicy=policy({"succeededCount": 1})), bad))
     assert causes(cj_update(bad, cronjob())) == [("CJ-001", f"{RULES}[0].succeededCount", INVALID)]
 
 
@@ -222,8 +192,8 @@ TEMPLATE_EDITS: list[dict[str, Any]] = [
 @pytest.mark.parametrize("edit", TEMPLATE_EDITS)
 def test_cj002_job_spec_fields_may_change_on_update(edit: dict[str, Any]) -> None:
     v = cj_update(cronjob(**edit), cronjob())
-    assert ok(v)
-    assert ok(cj_update(cronjob(), cronjob(**edit)))
+    assert clean(v)
+    assert clean(cj_update(cronjob(), cronjob(**edit)))
 
 
 def test_cj002_pod_template_may_change_on_update() -> None:
@@ -237,14 +207,14 @@ def test_cj002_pod_template_may_change_on_update() -> None:
     )
     new["spec"]["jobTemplate"]["spec"]["template"]["metadata"] = {"labels": {"app": "changed"}}
     v = cj_update(new, old)
-    assert ok(v)
+    assert clean(v)
 
 
 def test_cj002_no_template_or_immutability_rule_ever_fires() -> None:
     old = indexed_cronjob(successPolicy=policy({"succeededCount": 1}), backoffLimitPerIndex=1)
     new = with_pod(cronjob(completions=2, managedBy="acme.io/x"), containers=[{"name": "n"}])
     v = cj_update(new, old)
-    assert ok(v)
+    assert clean(v)
     assert not any(x.error.rule.startswith(("TM-", "IM-")) for x in v.violations)
 
 
@@ -263,7 +233,7 @@ def test_cj003_selector_must_be_unset(operation: str, selector: dict[str, Any]) 
 
 @BOTH
 def test_cj003_manual_selector_true_is_not_supported(operation: str) -> None:
-    v = judge(operation, cronjob(manualSelector=True))
+    v = judge(operation, read_object("cases/cj/manual-selector.yaml"))
     assert causes(v) == [("CJ-003", f"{JT}.manualSelector", NOT_SUPPORTED)]
     assert messages(v) == [
         f'{JT}.manualSelector: Unsupported value: true: supported values: "nil", "false"'
@@ -289,7 +259,7 @@ def test_cj003_reported_alongside_job_spec_errors() -> None:
 @BOTH
 @pytest.mark.parametrize("spec", [{"manualSelector": False}, {"manualSelector": None}, {}])
 def test_cj003_no_selector_is_accepted(operation: str, spec: dict[str, Any]) -> None:
-    assert ok(judge(operation, cronjob(**spec)))
+    assert clean(judge(operation, cronjob(**spec)))
 
 
 def test_cj003_no_generated_label_or_selector_checks() -> None:
@@ -298,9 +268,9 @@ def test_cj003_no_generated_label_or_selector_checks() -> None:
     obj["spec"]["jobTemplate"]["spec"]["template"]["metadata"] = {
         "labels": {"job-name": "someone-else", "controller-uid": "not-mine"}
     }
-    assert ok(cj_create(obj))
+    assert clean(cj_create(obj))
     del obj["spec"]["jobTemplate"]["spec"]["template"]["metadata"]
-    assert ok(cj_create(obj))
+    assert clean(cj_create(obj))
 
 
 # --- CJ-004 no status rules -----------------------------------------------------------------
@@ -318,7 +288,7 @@ def test_cj004_cronjob_status_is_not_judged() -> None:
         "lastScheduleTime": "2026-01-01T09:00:00Z",
     }
     v = cj_update(new, old)
-    assert ok(v)
+    assert clean(v)
     assert not any(x.error.rule.startswith("ST-") for x in v.violations)
 
 
@@ -338,16 +308,16 @@ def test_cj004_status_subresource_of_cronjobs_is_not_judged() -> None:
 
 @BOTH
 def test_cj005_suspended_job_template_is_allowed(operation: str) -> None:
-    assert ok(judge(operation, cronjob(suspend=True)))
+    assert clean(judge(operation, cronjob(suspend=True)))
     suspended_cronjob = cronjob(suspend=True)
     suspended_cronjob["spec"]["suspend"] = True
-    assert ok(judge(operation, suspended_cronjob))
+    assert clean(judge(operation, suspended_cronjob))
 
 
 @BOTH
 def test_cj005_indexed_without_completions_is_required(operation: str) -> None:
     # No Job defaulting: completions stays null even though parallelism is unset too.
-    v = judge(operation, cronjob(completionMode="Indexed"))
+    v = judge(operation, read_object("cases/cj/indexed-without-completions.yaml"))
     assert causes(v) == [("CJ-005", f"{JT}.completions", REQUIRED)]
     assert messages(v) == [f"{JT}.completions: Required value: when completion mode is Indexed"]
 
@@ -365,7 +335,7 @@ def test_cj005_indexed_without_completions_skips_completion_based_sp_checks(
 
 @BOTH
 def test_cj005_non_indexed_template_needs_no_counts(operation: str) -> None:
-    assert ok(judge(operation, cronjob(completions=None, parallelism=None)))
+    assert clean(judge(operation, cronjob(completions=None, parallelism=None)))
 
 
 @BOTH
@@ -386,7 +356,7 @@ def test_cj005_restart_policy_unsupported(operation: str) -> None:
 @BOTH
 @pytest.mark.parametrize("restart_policy", ["OnFailure", "Never"])
 def test_cj005_restart_policy_accepted(operation: str, restart_policy: str) -> None:
-    assert ok(judge(operation, with_pod(cronjob(), restartPolicy=restart_policy)))
+    assert clean(judge(operation, with_pod(cronjob(), restartPolicy=restart_policy)))
 
 
 @BOTH
@@ -445,7 +415,7 @@ def test_cj005_job_spec_messages_carry_the_template_path() -> None:
 def test_cj005_pod_failure_policy_without_replacement_policy_is_accepted() -> None:
     # podReplacementPolicy is not defaulted in a jobTemplate; nil is fine.
     rules = [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}]
-    assert ok(cj_create(cronjob(podFailurePolicy={"rules": rules})))
+    assert clean(cj_create(cronjob(podFailurePolicy={"rules": rules})))
     v = cj_create(
         cronjob(podFailurePolicy={"rules": rules}, podReplacementPolicy="TerminatingOrFailed")
     )
@@ -475,7 +445,7 @@ def test_cj005_pod_condition_status_is_not_defaulted() -> None:
 def test_cj005_no_indexed_hostname_check_on_cronjobs() -> None:
     # The metadata.name hostname check (JS-007) is part of ValidateJob only.
     v = cj_create(indexed_cronjob(10, name="a" * 62))
-    assert ok(v)
+    assert clean(v)
 
 
 @BOTH

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from jobguard.validators import Enforcement, RuleOverride, Verdict
-from tests.builders import causes, create, job, messages, settings, update
-from tests.grammar import GRAMMAR_ERRORS
+from tests.builders import causes, clean, create, job, manifest, messages, settings, update
+from tests.cases import read_object
+from tests.grammar import GRAMMAR_ERRORS, GRAMMAR_VALID
 
 INVALID = "FieldValueInvalid"
 REQUIRED = "FieldValueRequired"
@@ -38,29 +39,10 @@ def policy(*rules: dict[str, Any]) -> dict[str, Any]:
     return {"rules": list(rules)}
 
 
-def manifest(**spec: Any) -> dict[str, Any]:
-    """A Job as written by a person: no uid, no selector, no generated labels, no defaults."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "x"},
-        "spec": {
-            "template": {
-                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}
-            },
-            **spec,
-        },
-    }
-
-
 def without_restart_policy(obj: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(obj)
     del out["spec"]["template"]["spec"]["restartPolicy"]
     return out
-
-
-def ok(verdict: Verdict) -> bool:
-    return verdict.allowed and causes(verdict) == [] and verdict.violations == []
 
 
 def q(text: str) -> str:
@@ -103,13 +85,13 @@ def test_sp001_success_policy_on_non_indexed_job_is_rejected() -> None:
 
 
 def test_sp001_accepted_on_indexed_job() -> None:
-    assert ok(
+    assert clean(
         create(indexed(successPolicy=policy({"succeededIndexes": "0-1", "succeededCount": 2})))
     )
 
 
 def test_sp001_no_success_policy_is_accepted_on_non_indexed_job() -> None:
-    assert ok(create(job(successPolicy=None)))
+    assert clean(create(job(successPolicy=None)))
 
 
 def test_sp001_stops_every_further_sp_check() -> None:
@@ -143,7 +125,7 @@ def test_sp002_policy_without_rules_is_rejected(success_policy: dict[str, Any]) 
 
 
 def test_sp002_one_rule_is_enough() -> None:
-    assert ok(create(indexed(successPolicy=policy({"succeededCount": 1}))))
+    assert clean(create(indexed(successPolicy=policy({"succeededCount": 1}))))
 
 
 # --- SP-003 ---------------------------------------------------------------------------------
@@ -162,7 +144,7 @@ def test_sp003_more_than_20_rules_still_runs_per_rule_checks() -> None:
 
 
 def test_sp003_twenty_rules_are_accepted() -> None:
-    assert ok(create(indexed(successPolicy=policy(*[{"succeededCount": 1}] * 20))))
+    assert clean(create(indexed(successPolicy=policy(*[{"succeededCount": 1}] * 20))))
 
 
 def test_sp003_21_valid_rules_give_only_too_many() -> None:
@@ -193,7 +175,7 @@ def test_sp004_null_criteria_count_as_missing() -> None:
     "rule", [{"succeededIndexes": ""}, {"succeededCount": 0}, {"succeededIndexes": "2"}]
 )
 def test_sp004_either_criterion_is_enough_even_empty_indexes(rule: dict[str, Any]) -> None:
-    assert ok(create(indexed(successPolicy=policy(rule))))
+    assert clean(create(indexed(successPolicy=policy(rule))))
 
 
 # --- SP-005 ---------------------------------------------------------------------------------
@@ -209,7 +191,7 @@ def test_sp005_indexes_longer_than_64kib_are_too_long() -> None:
 
 def test_sp005_exactly_64kib_is_accepted() -> None:
     indexes = indexes_of_length(65536)
-    assert ok(create(indexed(BIG, successPolicy=policy({"succeededIndexes": indexes}))))
+    assert clean(create(indexed(BIG, successPolicy=policy({"succeededIndexes": indexes}))))
 
 
 def test_sp005_sp006_still_runs_after_too_long() -> None:
@@ -243,7 +225,7 @@ def test_sp005_too_long_run_of_leading_zeros_is_too_long_but_a_valid_index() -> 
 
 def test_sp006_many_leading_zeros_are_a_valid_index() -> None:
     v = create(indexed(10, successPolicy=policy({"succeededIndexes": "0" * 5000 + "7"})))
-    assert ok(v)
+    assert clean(v)
 
 
 def test_sp006_number_with_thousands_of_digits_is_a_conversion_error() -> None:
@@ -268,25 +250,12 @@ def test_sp006_grammar_errors(indexes: str, error: str) -> None:
     ]
 
 
-GRAMMAR_OK = [
-    ("", 0),
-    ("0", 1),
-    ("1,3,5-7", 5),
-    ("0-9", 10),
-    ("1-3,4-5", 5),
-    ("007", 1),
-    ("+3", 1),
-    ("1-+3", 3),
-    ("0,9", 2),
-]
-
-
-@pytest.mark.parametrize(("indexes", "size"), GRAMMAR_OK)
+@pytest.mark.parametrize(("indexes", "size"), GRAMMAR_VALID)
 def test_sp006_valid_intervals_and_their_size(indexes: str, size: int) -> None:
-    assert ok(create(indexed(10, successPolicy=policy({"succeededIndexes": indexes}))))
+    assert clean(create(indexed(10, successPolicy=policy({"succeededIndexes": indexes}))))
     # N is the set size: succeededCount N is fine, N + 1 trips SP-009.
     rule = {"succeededIndexes": indexes, "succeededCount": size}
-    assert ok(create(indexed(10, successPolicy=policy(rule))))
+    assert clean(create(indexed(10, successPolicy=policy(rule))))
     rule = {"succeededIndexes": indexes, "succeededCount": size + 1}
     v = create(indexed(10, successPolicy=policy(rule)))
     assert ("SP-009", CNT0, INVALID) in causes(v)
@@ -303,7 +272,7 @@ def test_sp006_zero_completions_reject_every_non_empty_index_list() -> None:
     assert messages(v) == [
         f'{IDX0}: Invalid value: "0": error parsing succeededIndexes: too large index: "0"'
     ]
-    assert ok(create(indexed(0, successPolicy=policy({"succeededIndexes": ""}))))
+    assert clean(create(indexed(0, successPolicy=policy({"succeededIndexes": ""}))))
 
 
 def test_sp006_only_the_first_parse_error_is_reported() -> None:
@@ -333,7 +302,7 @@ def test_sp007_negative_count_is_rejected() -> None:
     "rule", [{"succeededCount": 0}, {"succeededCount": 0, "succeededIndexes": ""}]
 )
 def test_sp007_zero_count_is_accepted(rule: dict[str, Any]) -> None:
-    assert ok(create(indexed(successPolicy=policy(rule))))
+    assert clean(create(indexed(successPolicy=policy(rule))))
 
 
 # --- SP-008 ---------------------------------------------------------------------------------
@@ -349,7 +318,7 @@ def test_sp008_count_above_completions_is_rejected() -> None:
 
 
 def test_sp008_count_equal_to_completions_is_accepted() -> None:
-    assert ok(create(indexed(successPolicy=policy({"succeededCount": 3}))))
+    assert clean(create(indexed(successPolicy=policy({"succeededCount": 3}))))
 
 
 def test_sp008_and_sp009_fire_together() -> None:
@@ -377,7 +346,7 @@ def test_sp009_count_above_index_set_size_is_rejected() -> None:
 
 def test_sp009_count_equal_to_index_set_size_is_accepted() -> None:
     rule = {"succeededIndexes": "0-1,5", "succeededCount": 3}
-    assert ok(create(indexed(10, successPolicy=policy(rule))))
+    assert clean(create(indexed(10, successPolicy=policy(rule))))
 
 
 def test_sp009_empty_indexes_have_size_zero() -> None:
@@ -399,7 +368,7 @@ def test_sp009_size_is_zero_after_a_parse_error() -> None:
 
 
 def test_sp009_not_checked_without_indexes() -> None:
-    assert ok(create(indexed(successPolicy=policy({"succeededCount": 2}))))
+    assert clean(create(indexed(successPolicy=policy({"succeededCount": 2}))))
 
 
 def test_sp_checks_need_completions_indexed_without_completions() -> None:
@@ -445,18 +414,18 @@ def test_sp010_adding_a_policy_is_immutable_too() -> None:
 
 def test_sp010_unchanged_policy_is_accepted() -> None:
     old = indexed(successPolicy=OLD_POLICY)
-    assert ok(update(copy.deepcopy(old), old))
+    assert clean(update(copy.deepcopy(old), old))
 
 
 def test_sp010_not_checked_on_create() -> None:
-    assert ok(create(indexed(successPolicy=OLD_POLICY)))
+    assert clean(create(indexed(successPolicy=OLD_POLICY)))
 
 
 def test_sp010_config_override_disables_it() -> None:
     s = settings(SP_010=RuleOverride(enabled=False))
     assert not s.enabled("IM-007")
     v = update(indexed(successPolicy=OLD_POLICY), indexed(), s)
-    assert ok(v)
+    assert clean(v)
     # Only the immutability check is off: create-style successPolicy checks still run ...
     v = update(indexed(successPolicy=policy({"succeededCount": 5})), indexed(), s)
     assert causes(v) == [("SP-008", CNT0, INVALID)]
@@ -513,7 +482,7 @@ def test_update_reports_indexed_hostname_error_once() -> None:
 
 
 def test_bare_manifest_is_accepted_on_create() -> None:
-    assert ok(create(manifest()))
+    assert clean(create(manifest()))
 
 
 BAD_POLICIES = [
@@ -534,8 +503,7 @@ def test_manifest_and_prepared_job_give_the_same_causes(bad: dict[str, Any]) -> 
 
 
 def test_manifest_example_bad_success_policy() -> None:
-    bad = policy({"succeededIndexes": "3"})
-    v = create(manifest(completionMode="Indexed", completions=3, successPolicy=bad))
+    v = create(read_object("cases/sp/succeeded-indexes-out-of-range.yaml"))
     assert messages(v) == [
         f'{IDX0}: Invalid value: "3": error parsing succeededIndexes: too large index: "3"'
     ]
@@ -552,7 +520,7 @@ def test_manifest_update_is_judged_like_prepared_update(bad: dict[str, Any]) -> 
 
 
 def test_manifest_success_policy_without_completion_mode_is_non_indexed() -> None:
-    v = create(manifest(completions=3, successPolicy=policy({"succeededCount": 1})))
+    v = create(read_object("cases/sp/success-policy-not-indexed.yaml"))
     assert causes(v) == [("SP-001", SP, INVALID)]
 
 
@@ -563,28 +531,28 @@ def test_manifest_indexed_without_counts_gets_one_completion() -> None:
         f"{CNT0}: Invalid value: 2: must be less than or equal to 1 "
         "(the number of specified completions)"
     ]
-    assert ok(create(manifest(completionMode="Indexed")))
+    assert clean(create(manifest(completionMode="Indexed")))
 
 
 def test_manifest_indexed_with_only_parallelism_needs_completions() -> None:
-    v = create(manifest(completionMode="Indexed", parallelism=2))
+    v = create(read_object("cases/js/indexed-without-completions.yaml"))
     assert causes(v) == [("JS-003", "spec.completions", REQUIRED)]
 
 
 def test_manifest_pod_failure_policy_gets_failed_replacement_policy() -> None:
     rules = [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}]
-    assert ok(create(manifest(podFailurePolicy={"rules": rules})))
+    assert clean(create(manifest(podFailurePolicy={"rules": rules})))
     # The stored (defaulted) form of the same Job carries podReplacementPolicy Failed.
-    assert ok(create(job(podFailurePolicy={"rules": rules}, podReplacementPolicy="Failed")))
+    assert clean(create(job(podFailurePolicy={"rules": rules}, podReplacementPolicy="Failed")))
 
 
 def test_manifest_pod_condition_status_defaults_to_true() -> None:
     rules = [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
-    assert ok(create(manifest(podFailurePolicy={"rules": rules})))
+    assert clean(create(manifest(podFailurePolicy={"rules": rules})))
 
 
 def test_manifest_without_restart_policy_is_rejected_like_prepared_job() -> None:
-    v = create(without_restart_policy(manifest()))
+    v = create(read_object("cases/js/no-restart-policy.yaml"))
     assert causes(v) == [("JS-005", RESTART, REQUIRED)]
     assert causes(v) == causes(create(without_restart_policy(job("x"))))
 
@@ -618,8 +586,8 @@ def test_js001_zero_counts_are_accepted() -> None:
         "backoffLimit": 0,
         "ttlSecondsAfterFinished": 0,
     }
-    assert ok(create(job(**zeros)))
-    assert ok(create(indexed(backoffLimitPerIndex=0, maxFailedIndexes=0)))
+    assert clean(create(job(**zeros)))
+    assert clean(create(indexed(backoffLimitPerIndex=0, maxFailedIndexes=0)))
 
 
 # --- JS-002 completionMode and podReplacementPolicy values ----------------------------------
@@ -668,7 +636,7 @@ def test_js002_pod_failure_policy_allows_only_failed_replacement() -> None:
     ],
 )
 def test_js002_known_values_are_accepted(spec: dict[str, Any]) -> None:
-    assert ok(create(job(**spec)))
+    assert clean(create(job(**spec)))
 
 
 # --- JS-003 Indexed needs completions, bounded parallelism ----------------------------------
@@ -690,9 +658,9 @@ def test_js003_indexed_parallelism_limit() -> None:
 
 
 def test_js003_accepted() -> None:
-    assert ok(create(indexed(3, parallelism=100_000)))
-    assert ok(create(job(parallelism=100_001)))  # the limit is for Indexed Jobs only
-    assert ok(create(job(completions=None, parallelism=2)))  # NonIndexed needs no completions
+    assert clean(create(indexed(3, parallelism=100_000)))
+    assert clean(create(job(parallelism=100_001)))  # the limit is for Indexed Jobs only
+    assert clean(create(job(completions=None, parallelism=2)))  # NonIndexed needs no completions
 
 
 # --- JS-004 backoffLimitPerIndex / maxFailedIndexes -----------------------------------------
@@ -829,7 +797,7 @@ def test_js004_rejected(spec: dict[str, Any], expected: list[tuple[str, str, str
     ],
 )
 def test_js004_accepted(spec: dict[str, Any]) -> None:
-    assert ok(create(job(**{"completionMode": "Indexed", "completions": 3, **spec})))
+    assert clean(create(job(**{"completionMode": "Indexed", "completions": 3, **spec})))
 
 
 # --- JS-005 restartPolicy -------------------------------------------------------------------
@@ -867,12 +835,12 @@ def test_js005_pod_failure_policy_needs_never() -> None:
         f'{RESTART}: Invalid value: "OnFailure": '
         'only "Never" is supported when podFailurePolicy is specified'
     ]
-    assert ok(create(job(**spec)))
+    assert clean(create(job(**spec)))
 
 
 @pytest.mark.parametrize("value", ["OnFailure", "Never"])
 def test_js005_on_failure_and_never_are_accepted(value: str) -> None:
-    assert ok(create(job(template=_template(restartPolicy=value))))
+    assert clean(create(job(template=_template(restartPolicy=value))))
 
 
 def _template(**pod_spec: Any) -> dict[str, Any]:
@@ -940,7 +908,7 @@ def test_js006_too_long_and_malformed_are_both_reported() -> None:
     "value", ["acme.io/foo", "kubernetes.io/job-controller", "acme.io/" + "a" * 55, "a/b:c~%"]
 )
 def test_js006_accepted(value: str) -> None:
-    assert ok(create(job(managedBy=value)))
+    assert clean(create(job(managedBy=value)))
 
 
 # --- JS-007 Indexed pod hostnames -----------------------------------------------------------
@@ -948,7 +916,8 @@ def test_js006_accepted(value: str) -> None:
 
 def test_js007_indexed_hostname_must_be_a_dns_label() -> None:
     name = "a" * 62
-    v = create(job(name, completionMode="Indexed", completions=10))
+    v = create(read_object("cases/js/indexed-hostname-too-long.yaml"))
+    assert read_object("cases/js/indexed-hostname-too-long.yaml")["metadata"]["name"] == name
     assert causes(v) == [("JS-007", "metadata.name", INVALID)]
     assert messages(v) == [
         f'metadata.name: Invalid value: "{name}": '
@@ -972,7 +941,7 @@ def test_js007_dotted_name_is_not_a_dns_label() -> None:
     ],
 )
 def test_js007_accepted(name: str, spec: dict[str, Any]) -> None:
-    assert ok(create(job(name, **spec)))
+    assert clean(create(job(name, **spec)))
 
 
 # --- JS-008 podFailurePolicy ----------------------------------------------------------------
@@ -1175,7 +1144,7 @@ def test_js008_explicit_empty_condition_status_is_defaulted_to_true() -> None:
     # SetDefaults_Job sets every empty onPodConditions status to "True" (Go cannot tell an
     # explicit "" from an omitted status), so a Job never reaches the Required check.
     v = create(pfp_job(cond_rule({"type": "DisruptionTarget", "status": ""})))
-    assert ok(v)
+    assert clean(v)
 
 
 @pytest.mark.parametrize(
@@ -1197,15 +1166,15 @@ def test_js008_explicit_empty_condition_status_is_defaulted_to_true() -> None:
     ids=["mixed", "twenty-rules", "255-values", "status-omitted"],
 )
 def test_js008_accepted(rules: list[dict[str, Any]]) -> None:
-    assert ok(create(pfp_job(*rules)))
+    assert clean(create(pfp_job(*rules)))
 
 
 def test_js008_fail_index_with_backoff_limit_per_index_is_accepted() -> None:
     rule = {**EXIT_RULE, "action": "FailIndex"}
-    assert ok(create(pfp_job(rule, completionMode="Indexed", backoffLimitPerIndex=1)))
+    assert clean(create(pfp_job(rule, completionMode="Indexed", backoffLimitPerIndex=1)))
 
 
 def test_js008_init_container_names_count() -> None:
     template = _template(initContainers=[{"name": "setup", "image": "busybox"}])
     v = create(pfp_job(exit_rule(containerName="setup"), template=template))
-    assert ok(v)
+    assert clean(v)

@@ -25,6 +25,7 @@ from tests.builders import (
     status_update,
     with_status,
 )
+from tests.cases import read_object, read_update
 
 EVEN_LATER = "2026-01-01T12:00:00Z"
 EARLIER = "2026-01-01T09:30:00Z"
@@ -848,7 +849,8 @@ def test_st036_completion_time_on_failed_job():
 
 
 def test_st037_complete_without_completion_time():
-    verdict = status_update(without(finish(RUNNING), "completionTime"), RUNNING)
+    old = read_object("cases/st/running.yaml")
+    verdict = status_update(read_object("cases/st/complete-without-completion-time.yaml"), old)
     assert causes(verdict) == [("ST-037", "status.completionTime", REQUIRED)]
     assert messages(verdict) == [
         "status.completionTime: Required value: completionTime is required for Complete jobs"
@@ -897,7 +899,9 @@ def test_st039_stored_violation_ignored_on_unrelated_update():
 
 
 def test_st040_more_ready_than_active():
-    verdict = status_update(with_status(RUNNING, ready=2), RUNNING)
+    new, old = read_update("cases/st/ready-above-active.json")
+    assert old == RUNNING
+    verdict = status_update(new, old)
     assert causes(verdict) == [("ST-040", "status.ready", INVALID)]
     assert messages(verdict) == [
         "status.ready: Invalid value: 2: cannot set more ready pods than active"

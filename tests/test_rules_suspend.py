@@ -18,7 +18,6 @@ from jobguard.validators import (
     Request,
     Requester,
     RuleOverride,
-    Semantics,
     Settings,
     Verdict,
     evaluate,
@@ -37,6 +36,7 @@ from tests.builders import (
     update,
     with_status,
 )
+from tests.cases import read_update
 
 FORBIDDEN = "FieldValueForbidden"
 KUEUE = "system:serviceaccount:kueue-system:kueue"
@@ -79,13 +79,6 @@ def found(verdict: Verdict) -> list[tuple[str, str, str, Enforcement]]:
     return [
         (v.error.rule, v.error.path, v.error.type.reason, v.enforcement) for v in verdict.unique()
     ]
-
-
-def settings_with(version: str = "1.35", **overrides: RuleOverride) -> Settings:
-    return Settings(
-        semantics=Semantics.for_version(version),
-        overrides=tuple((k.replace("_", "-"), v) for k, v in overrides.items()),
-    )
 
 
 @pytest.mark.parametrize("rule", [f"NE-00{i}" for i in range(3, 10)])
@@ -178,8 +171,10 @@ def test_ne002_suspended_condition_must_stay_exactly_once(new_conditions):
 
 
 def test_ne002_flipping_to_false_on_resume_accepted():
-    old = with_status(job(), conditions=[SUSPENDED])  # spec already resumed, never started
-    new = with_status(old, conditions=[NOT_SUSPENDED], startTime=START, active=1)
+    # The spec is already resumed, the Job never started; the controller flips the condition.
+    new, old = read_update("cases/ne/flip-suspended-condition.json")
+    assert old == with_status(job(), conditions=[SUSPENDED])
+    assert new == with_status(old, conditions=[NOT_SUSPENDED], startTime=START, active=1)
     assert causes(status_update(new, old, enable("NE-002"))) == []
 
 
@@ -318,7 +313,9 @@ def test_ne006_suspending_with_active_pods_allowed_by_default():
 
 
 def test_ne006_suspending_with_active_pods_warns():
-    verdict = update(with_spec(RUNNING, suspend=True), RUNNING, enable("NE-006"))
+    new, old = read_update("cases/ne/suspend-running-job.json")
+    assert (old, new) == (RUNNING, with_spec(RUNNING, suspend=True))
+    verdict = update(new, old, enable("NE-006"))
     assert found(verdict) == [("NE-006", "spec.suspend", FORBIDDEN, Enforcement.WARN)]
     assert verdict.allowed
     assert messages(verdict) == [
@@ -486,7 +483,7 @@ def test_ne009_warns_beside_upstream_denial_on_135():
 
 
 def test_ne009_warn_only_when_tm001_switched_off():
-    s = settings_with(NE_009=RuleOverride(True), TM_001=RuleOverride(False))
+    s = settings(NE_009=RuleOverride(True), TM_001=RuleOverride(False))
     new = with_pod_spec(SUSPENDED_AFTER_RUN, **NODE_SELECTOR)
     verdict = update(new, SUSPENDED_AFTER_RUN, s)
     assert found(verdict) == [("NE-009", "spec.template", FORBIDDEN, Enforcement.WARN)]
@@ -494,7 +491,7 @@ def test_ne009_warn_only_when_tm001_switched_off():
 
 
 def test_ne009_denies_with_deny_enforcement():
-    s = settings_with(NE_009=RuleOverride(True, Enforcement.DENY), TM_001=RuleOverride(False))
+    s = settings(NE_009=RuleOverride(True, Enforcement.DENY), TM_001=RuleOverride(False))
     new = with_pod_spec(SUSPENDED_AFTER_RUN, **NODE_SELECTOR)
     verdict = update(new, SUSPENDED_AFTER_RUN, s)
     assert causes(verdict) == [("NE-009", "spec.template", FORBIDDEN)]
@@ -513,7 +510,7 @@ def test_ne009_never_started_suspended_job_accepted_on_135():
 
 
 def test_ne009_non_scheduling_change_not_reported():
-    s = settings_with(NE_009=RuleOverride(True), TM_001=RuleOverride(False))
+    s = settings(NE_009=RuleOverride(True), TM_001=RuleOverride(False))
     new = copy.deepcopy(SUSPENDED_AFTER_RUN)
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:2"
     assert causes(update(new, SUSPENDED_AFTER_RUN, s)) == []

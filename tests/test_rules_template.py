@@ -19,6 +19,7 @@ from tests.builders import (
     update,
     with_status,
 )
+from tests.cases import read_object, read_update
 
 
 def edit(obj: dict[str, Any], **pod_spec: Any) -> dict[str, Any]:
@@ -71,9 +72,10 @@ def test_tm001_scheduling_directives_immutable_once_running(pod_edit):
 
 
 def test_tm001_image_change_rejected_even_when_suspended():
-    new = copy.deepcopy(SUSPENDED_NEW)
-    new["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:2"
-    assert causes(update(new, SUSPENDED_NEW)) == [("TM-001", "spec.template", "FieldValueInvalid")]
+    old = read_object("cases/tm/suspended.yaml")
+    new = read_object("cases/tm/suspended-new-image.yaml")
+    assert old == SUSPENDED_NEW
+    assert causes(update(new, old)) == [("TM-001", "spec.template", "FieldValueInvalid")]
 
 
 def test_tm001_semantic_equality_quantities_and_empty_collections():
@@ -163,15 +165,15 @@ def test_tm003_renamed_container_resources_not_mutable():
 
 
 def test_tm004_resume_and_edit_in_one_request_allowed():
-    new = edit(SUSPENDED_NEW, nodeSelector={"zone": "a"})
-    new["spec"]["suspend"] = False
-    assert causes(update(new, SUSPENDED_NEW)) == []
+    new, old = read_update("cases/tm/resume-and-edit.json")
+    assert (old["spec"]["suspend"], new["spec"]["suspend"]) == (True, False)
+    assert causes(update(new, old)) == []
 
 
 def test_tm004_suspend_and_edit_in_one_request_rejected():
-    new = edit(job(), nodeSelector={"zone": "a"})
-    new["spec"]["suspend"] = True
-    assert causes(update(new, job())) == [("TM-001", "spec.template", "FieldValueInvalid")]
+    new, old = read_update("cases/tm/suspend-and-edit.json")
+    assert (old["spec"]["suspend"], new["spec"]["suspend"]) == (False, True)
+    assert causes(update(new, old)) == [("TM-001", "spec.template", "FieldValueInvalid")]
 
 
 def test_tm005_generated_labels_must_match():
@@ -304,9 +306,8 @@ def test_immutable_fields(rule, path, new):
 
 
 def test_im003_completion_mode_immutable():
-    old = job(completionMode="Indexed", completions=3, parallelism=3)
-    new = copy.deepcopy(old)
-    new["spec"]["completionMode"] = "NonIndexed"
+    old = read_object("cases/im/indexed.yaml")
+    new = read_object("cases/im/indexed-made-non-indexed.yaml")
     assert causes(update(new, old)) == [("IM-003", "spec.completionMode", "FieldValueInvalid")]
     assert messages(update(new, old)) == [
         'spec.completionMode: Invalid value: "NonIndexed": field is immutable'
@@ -335,12 +336,11 @@ def test_im007_success_policy_immutable():
 
 
 def test_im002_elastic_indexed_scales_in_tandem():
-    old = job(completionMode="Indexed", completions=3, parallelism=3)
-    tandem = copy.deepcopy(old)
-    tandem["spec"].update(completions=5, parallelism=5)
+    old = read_object("cases/im/indexed.yaml")
+    assert old == job(completionMode="Indexed", completions=3, parallelism=3)
+    tandem = read_object("cases/im/indexed-scaled-in-tandem.yaml")
     assert causes(update(tandem, old)) == []
-    alone = copy.deepcopy(old)
-    alone["spec"]["completions"] = 5
+    alone = read_object("cases/im/indexed-completions-alone.yaml")
     verdict = update(alone, old)
     assert causes(verdict) == [("IM-002", "spec.completions", "FieldValueInvalid")]
     assert messages(verdict) == [

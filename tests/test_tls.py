@@ -26,7 +26,7 @@ from jobguard.app.main import create_app
 from jobguard.app.tls import CertificateError, TLSManager
 from tests.builders import job
 from tests.reviews import review
-from tests.servers import free_port, serving, wait_ready
+from tests.servers import free_port, loopback_args, serving, wait_ready
 
 
 def test_generate_writes_ca_and_serving_pair(
@@ -199,18 +199,9 @@ def test_rotation_under_load_loses_no_request(tmp_path: Path) -> None:
     url = f"https://127.0.0.1:{port}"
     context = ssl.create_default_context(cafile=str(ca_file))
     body = orjson.dumps(review(job()))
-    args = [
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--tls-cert-file",
-        str(mount / "tls.crt"),
-        "--tls-private-key-file",
-        str(mount / "tls.key"),
-        "--tls-reload-interval",
-        "0.1",
-    ]
+    args = loopback_args(
+        port, "--tls-reload-interval", "0.1", tls=(mount / "tls.crt", mount / "tls.key")
+    )
     with serving(args) as proc:
         wait_ready(url, context, proc)
         assert _peer_serial(port, context) == first[2]
@@ -275,18 +266,12 @@ def test_client_certificates_are_required_with_a_client_ca(tmp_path: Path) -> No
     (tmp_path / "client.crt").write_bytes(client_cert.public_bytes(PEM))
     write_private(tmp_path / "client.key", key_pem(client_key))
     port = free_port()
-    args = [
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--tls-cert-file",
-        str(tmp_path / "tls.crt"),
-        "--tls-private-key-file",
-        str(tmp_path / "tls.key"),
+    args = loopback_args(
+        port,
         "--client-ca-file",
         str(tmp_path / "client-ca.crt"),
-    ]
+        tls=(tmp_path / "tls.crt", tmp_path / "tls.key"),
+    )
     with serving(args) as proc:
         with_cert = ssl.create_default_context(cafile=str(tmp_path / "ca.crt"))
         with_cert.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
