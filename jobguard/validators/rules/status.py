@@ -66,7 +66,6 @@ def status_options(ctx: JobContext) -> StatusOptions:
     assert ctx.old is not None and ctx.old_state is not None and ctx.old_raw is not None
     new, old = ctx.new, ctx.old
     ns, os_ = ctx.new_state, ctx.old_state
-    newest = ctx.semantics.newest_status_strategy
     spec = new.spec
     indexed = spec.completion_mode == INDEXED
     finished_changed = ns.finished != os_.finished
@@ -82,7 +81,7 @@ def status_options(ctx: JobContext) -> StatusOptions:
     start_changed = new.status.start_time != old.status.start_time
     completion_changed = new.status.completion_time != old.status.completion_time
     uncounted_changed = _uncounted(ctx.new_raw) != _uncounted(ctx.old_raw)
-    suspended_zero = newest and spec.suspend is True and spec.completions == 0
+    suspended_zero = spec.suspend is True and spec.completions == 0
     resuming = os_.suspended_true and ns.suspended_false
     return StatusOptions(
         reject_decreasing_succeeded=not indexed or spec.completions != spec.parallelism,
