@@ -2,7 +2,8 @@
 
 Validation is strict, like the API server's JSON decoding into Go types: `"completions": "ten"`
 or `"suspend": "yes"` is a decode error naming the field, not a coercion. Fields the rules do
-not read are ignored here; the raw dicts are kept for semantic comparisons.
+not read are not typed but kept, so `as_sent` gives any part back as it was sent: rules compare
+whole parts (pod template, selector) semantically and echo values in messages from it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
+from pydantic_core import core_schema
 
 from jobguard.validators.semantic import parse_time
 
@@ -18,17 +20,47 @@ Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
-def _rfc3339(value: Any) -> datetime:
-    """metav1.Time: an RFC 3339 string with a zone (numbers and naive times are refused)."""
-    if not isinstance(value, str):
-        raise ValueError("must be an RFC 3339 timestamp string")
-    parsed = parse_time(value)
-    if parsed is None:
-        raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
-    return parsed
+class Time:
+    """metav1.Time: an instant read from an RFC 3339 string with a zone (numbers and naive
+    times are refused). Compares as the instant; keeps the text it was read from."""
+
+    __slots__ = ("instant", "text")
+
+    def __init__(self, text: str, instant: datetime) -> None:
+        self.text = text
+        self.instant = instant
+
+    @classmethod
+    def parse(cls, value: Any) -> Time:
+        if not isinstance(value, str):
+            raise ValueError("must be an RFC 3339 timestamp string")
+        parsed = parse_time(value)
+        if parsed is None:
+            raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
+        return cls(value, parsed)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Time) and self.instant == other.instant
+
+    def __hash__(self) -> int:
+        return hash(self.instant)
+
+    def __lt__(self, other: Time) -> bool:
+        return self.instant < other.instant
+
+    def __repr__(self) -> str:
+        return f"Time({self.text!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls.parse,
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda t: t.text),
+        )
 
 
-Timestamp = Annotated[datetime, BeforeValidator(_rfc3339)]
 StringMap = dict[str, str]
 
 INDEXED = "Indexed"
@@ -37,7 +69,16 @@ JOB_CONTROLLER = "kubernetes.io/job-controller"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True, frozen=False)
+    # Fields not typed here are kept untouched (not validated), for `as_sent`.
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True, frozen=False)
+
+
+def as_sent(part: BaseModel | None) -> Any:
+    """A decoded part as JSON, as it was sent: the fields it set (explicit nulls included)
+    and the ones not typed here. None for an absent part."""
+    if part is None:
+        return None
+    return part.model_dump(by_alias=True, exclude_unset=True)
 
 
 class ObjectMeta(_Model):
@@ -149,8 +190,8 @@ class UncountedTerminatedPods(_Model):
 
 class JobStatus(_Model):
     conditions: list[JobCondition] | None = None
-    start_time: Timestamp | None = Field(None, alias="startTime")
-    completion_time: Timestamp | None = Field(None, alias="completionTime")
+    start_time: Time | None = Field(None, alias="startTime")
+    completion_time: Time | None = Field(None, alias="completionTime")
     active: Int32 | None = None
     succeeded: Int32 | None = None
     failed: Int32 | None = None
