@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jobguard.validators.context import JobContext
+from jobguard.validators.context import JobStatusContext
 from jobguard.validators.settings import RuleOverride
 from tests.builders import (
     LATER,
@@ -937,7 +937,7 @@ def test_spec_edits_in_status_update_are_dropped():
     verdict = status_update(new, RUNNING)
     assert causes(verdict) == []
     ctx = verdict.context
-    assert isinstance(ctx, JobContext) and ctx.old is not None
+    assert isinstance(ctx, JobStatusContext)
     assert ctx.new.spec == ctx.old.spec
     assert ctx.new.spec.completions == 1
     assert ctx.new.status.ready == 1

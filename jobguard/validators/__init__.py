@@ -6,7 +6,7 @@ Entry point: `evaluate(Request, Settings) -> Verdict`.
 from jobguard.validators.catalog import RULES, RULES_BY_ID, Enforcement, RuleInfo
 from jobguard.validators.context import Operation, Request, Requester
 from jobguard.validators.errors import ErrorType, FieldError
-from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
+from jobguard.validators.lifecycle import JobState, Transition, classify
 from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
 from jobguard.validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
 from jobguard.validators.settings import RuleOverride, Settings
@@ -29,7 +29,6 @@ __all__ = [
     "JobState",
     "Mutation",
     "Operation",
-    "Phase",
     "PolicySet",
     "Request",
     "Requester",

@@ -40,27 +40,45 @@ class Request:
     dry_run: bool = False
 
 
-@dataclass(slots=True)
-class JobContext:
-    """A Job request after preparation and decoding, with its lifecycle model."""
+@dataclass(frozen=True, slots=True)
+class JobCreateContext:
+    """A CREATE of `jobs` after preparation and decoding, with its lifecycle state."""
 
     semantics: Semantics
-    operation: Operation
-    subresource: str
     new: Job
-    new_raw: dict[str, Any]
     new_state: JobState
-    old: Job | None
-    old_raw: dict[str, Any] | None
-    old_state: JobState | None
+    requester: Requester
+    namespace: str = ""
+    """The request's namespace (the Job's, when the request does not say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _JobChangeContext:
+    """An UPDATE: the old Job is always there, with what the update changes."""
+
+    semantics: Semantics
+    new: Job
+    new_state: JobState
+    old: Job
+    old_state: JobState
     transition: Transition
     requester: Requester
     namespace: str = ""
     """The request's namespace (the Job's, when the request does not say)."""
 
-    @property
-    def is_status(self) -> bool:
-        return self.subresource == "status"
+
+@dataclass(frozen=True, slots=True)
+class JobUpdateContext(_JobChangeContext):
+    """An UPDATE of `jobs` (the status is the stored one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatusContext(_JobChangeContext):
+    """An UPDATE of `jobs/status` (the spec is the stored one)."""
+
+
+JobContext = JobCreateContext | JobUpdateContext | JobStatusContext
+"""A Job request, one type per operation, so UPDATE-only checks get the old Job for certain."""
 
 
 @dataclass(slots=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, immutable, invalid
+from jobguard.validators.model import ObjectMeta
 from jobguard.validators.semantic import normalize
 
 _NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
@@ -60,20 +60,19 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
-def check_labels_and_annotations(metadata: dict[str, Any], path: str) -> list[FieldError]:
+def check_labels_and_annotations(metadata: ObjectMeta, path: str) -> list[FieldError]:
+    """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it)."""
     errors: list[FieldError] = []
-    labels = metadata.get("labels") or {}
-    for key, value in labels.items():
+    for key, value in (metadata.labels or {}).items():
         if (problem := qualified_name_problem(key)) is not None:
             errors.append(invalid("IM-008", f"{path}.labels", key, problem))
-        if isinstance(value, str) and (problem := label_value_problem(value)) is not None:
+        if (problem := label_value_problem(value)) is not None:
             errors.append(invalid("IM-008", f"{path}.labels", value, problem))
-    annotations = metadata.get("annotations") or {}
     total = 0
-    for key, value in annotations.items():
+    for key, value in (metadata.annotations or {}).items():
         if (problem := qualified_name_problem(key.lower())) is not None:
             errors.append(invalid("IM-008", f"{path}.annotations", key, problem))
-        total += len(key) + len(value if isinstance(value, str) else "")
+        total += len(key) + len(value)
     if total > _MAX_ANNOTATIONS_BYTES:
         errors.append(
             FieldError(
@@ -87,12 +86,16 @@ def check_labels_and_annotations(metadata: dict[str, Any], path: str) -> list[Fi
 
 
 def check_metadata_update(
-    new: dict[str, Any], old: dict[str, Any], *, syntax: bool = True
+    new: ObjectMeta, old: ObjectMeta, path: str, *, syntax: bool = True
 ) -> list[FieldError]:
-    """Immutable metadata, and label/annotation syntax unless the caller already checked it."""
+    """IM-008 (upstream ValidateObjectMetaUpdate): immutable metadata, and label/annotation
+    syntax unless the caller already checked it."""
     errors: list[FieldError] = []
+    # Only these members, as sent (managedFields can be large); their JSON names are the keys.
+    new_sent = new.model_dump(by_alias=True, exclude_unset=True, include=set(_IMMUTABLE_META))
+    old_sent = old.model_dump(by_alias=True, exclude_unset=True, include=set(_IMMUTABLE_META))
     for key in _IMMUTABLE_META:
-        new_value, old_value = new.get(key), old.get(key)
+        new_value, old_value = new_sent.get(key), old_sent.get(key)
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
-            errors.append(immutable("IM-008", f"metadata.{key}", new_value))
-    return errors + check_labels_and_annotations(new, "metadata") if syntax else errors
+            errors.append(immutable("IM-008", f"{path}.{key}", new_value))
+    return errors + check_labels_and_annotations(new, path) if syntax else errors
