@@ -19,7 +19,8 @@ def state(obj):
 
 
 def change(old, new) -> Transition:
-    return classify(decoded(old), decoded(new))
+    old_job, new_job = decoded(old), decoded(new)
+    return classify(JobState.of(old_job), JobState.of(new_job), old_job, new_job)
 
 
 def test_finished():

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobguard.validators.lifecycle import JobState, Transition
-from jobguard.validators.model import CronJob, Job
+from jobguard.validators.model import CronJob, Job, JobJson
 from jobguard.validators.versions import Semantics
 
 
@@ -46,6 +46,8 @@ class JobCreateContext:
 
     semantics: Semantics
     new: Job
+    new_json: JobJson
+    """The same Job as sent (prepared), for parts compared or echoed whole."""
     new_state: JobState
     requester: Requester
     namespace: str = ""
@@ -58,8 +60,10 @@ class _JobChangeContext:
 
     semantics: Semantics
     new: Job
+    new_json: JobJson
     new_state: JobState
     old: Job
+    old_json: JobJson
     old_state: JobState
     transition: Transition
     requester: Requester

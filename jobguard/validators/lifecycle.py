@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Flag, auto
 
-from jobguard.validators.model import Job, as_sent
+from jobguard.validators.model import Job
 from jobguard.validators.podtemplate import scheduling_directives_changed
 
 SUSPENDED = "Suspended"
@@ -102,9 +102,8 @@ class Transition(Flag):
     SCHEDULING_DIRECTIVES_CHANGED = auto()  # the template's KEP-2926 directives (TM-002)
 
 
-def classify(old_job: Job, new_job: Job) -> Transition:
-    """What an UPDATE from `old_job` to `new_job` changes."""
-    old, new = JobState.of(old_job), JobState.of(new_job)
+def classify(old: JobState, new: JobState, old_job: Job, new_job: Job) -> Transition:
+    """What an UPDATE from `old_job` to `new_job` (lifecycle states `old`, `new`) changes."""
     result = Transition.NONE
     if old.suspend and not new.suspend:
         result |= Transition.RESUMED
@@ -124,10 +123,6 @@ def classify(old_job: Job, new_job: Job) -> Transition:
         result |= Transition.COMPLETED
     if new.failed and not old.failed:
         result |= Transition.FAILED
-    old_template, new_template = old_job.spec.template, new_job.spec.template
-    # Equal typed templates (unknown fields included) cannot differ in their directives.
-    if old_template != new_template and scheduling_directives_changed(
-        as_sent(old_template) or {}, as_sent(new_template) or {}
-    ):
+    if scheduling_directives_changed(old_job.spec.template, new_job.spec.template):
         result |= Transition.SCHEDULING_DIRECTIVES_CHANGED
     return result

@@ -2,12 +2,14 @@
 
 Validation is strict, like the API server's JSON decoding into Go types: `"completions": "ten"`
 or `"suspend": "yes"` is a decode error naming the field, not a coercion. Fields the rules do
-not read are not typed but kept, so `as_sent` gives any part back as it was sent: rules compare
-whole parts (pod template, selector) semantically and echo values in messages from it.
+not read are ignored here. Rules that compare whole parts semantically (pod template, selector)
+read the prepared JSON through `JobJson` instead; the small parts rules echo in messages keep
+what they do not type, so `as_sent` gives them back as sent.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
@@ -69,16 +71,22 @@ JOB_CONTROLLER = "kubernetes.io/job-controller"
 
 
 class _Model(BaseModel):
-    # Fields not typed here are kept untouched (not validated), for `as_sent`.
-    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True, frozen=False)
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True, frozen=False)
 
 
-def as_sent(part: BaseModel | None) -> Any:
-    """A decoded part as JSON, as it was sent: the fields it set (explicit nulls included)
-    and the ones not typed here. None for an absent part."""
+class _KeptModel(_Model):
+    """A part echoed whole in messages: members not typed here are kept (not validated)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def as_sent(part: _KeptModel | None) -> Any:
+    """A kept part as JSON, as it was sent: the fields it set (explicit nulls included) and
+    the ones not typed here; None for an absent part."""
     if part is None:
         return None
-    return part.model_dump(by_alias=True, exclude_unset=True)
+    # The serializer itself: model_dump's wrapper costs as much again on small parts.
+    return part.__pydantic_serializer__.to_python(part, by_alias=True, exclude_unset=True)
 
 
 class ObjectMeta(_Model):
@@ -91,23 +99,23 @@ class ObjectMeta(_Model):
     generation: Int64 | None = None
 
 
-class LabelSelectorRequirement(_Model):
+class LabelSelectorRequirement(_KeptModel):
     key: str = ""
     operator: str = ""
     values: list[str] | None = None
 
 
-class LabelSelector(_Model):
+class LabelSelector(_KeptModel):
     match_labels: StringMap | None = Field(None, alias="matchLabels")
     match_expressions: list[LabelSelectorRequirement] | None = Field(None, alias="matchExpressions")
 
 
-class SuccessPolicyRule(_Model):
+class SuccessPolicyRule(_KeptModel):
     succeeded_indexes: str | None = Field(None, alias="succeededIndexes")
     succeeded_count: Int32 | None = Field(None, alias="succeededCount")
 
 
-class SuccessPolicy(_Model):
+class SuccessPolicy(_KeptModel):
     rules: list[SuccessPolicyRule] | None = None
 
 
@@ -183,7 +191,7 @@ class JobCondition(_Model):
     message: str | None = None
 
 
-class UncountedTerminatedPods(_Model):
+class UncountedTerminatedPods(_KeptModel):
     succeeded: list[str] | None = None
     failed: list[str] | None = None
 
@@ -283,3 +291,48 @@ def decode_job(raw: Any, prefix: str = "") -> Job:
 def decode_cronjob(raw: Any, prefix: str = "") -> CronJob:
     """Read a raw JSON object as a CronJob, or raise ObjectDecodeError naming the field."""
     return _decode(CronJob, raw, prefix)
+
+
+def _member(raw: Any, key: str) -> Any:
+    return raw.get(key) if isinstance(raw, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class JobJson:
+    """A prepared Job as JSON, read through typed accessors: for the rules that compare parts
+    whole (semantically, as upstream's DeepEqual compares types jobguard does not model) or
+    echo them exactly as sent. Absent and wrongly shaped parts read as None (or empty)."""
+
+    raw: dict[str, Any]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata = self.raw.get("metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        spec = self.raw.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    @property
+    def template(self) -> dict[str, Any]:
+        template = self.spec.get("template")
+        return template if isinstance(template, dict) else {}
+
+    @property
+    def template_labels(self) -> dict[str, Any]:
+        labels = _member(self.template.get("metadata"), "labels")
+        return labels if isinstance(labels, dict) else {}
+
+    @property
+    def selector(self) -> Any:
+        return self.spec.get("selector")
+
+    @property
+    def pod_failure_policy(self) -> Any:
+        return self.spec.get("podFailurePolicy")
+
+    @property
+    def success_policy(self) -> Any:
+        return self.spec.get("successPolicy")

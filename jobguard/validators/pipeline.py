@@ -21,7 +21,7 @@ from jobguard.validators.context import (
 )
 from jobguard.validators.errors import FieldError
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.model import ObjectDecodeError, decode_cronjob, decode_job
+from jobguard.validators.model import JobJson, ObjectDecodeError, decode_cronjob, decode_job
 from jobguard.validators.policy import SuspendPolicy
 from jobguard.validators.prepare import (
     apply_job_defaults,
@@ -31,7 +31,12 @@ from jobguard.validators.prepare import (
     prepare_update,
 )
 from jobguard.validators.rules.cronjob import check_cronjob
-from jobguard.validators.rules.immutable import check_immutable_fields
+from jobguard.validators.rules.immutable import (
+    check_completions_update,
+    check_immutable_field,
+    check_immutable_part,
+    check_pod_failure_policy_update,
+)
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
 from jobguard.validators.rules.status import check_job_status, check_job_status_update
@@ -114,10 +119,12 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     if not isinstance(new_raw, dict):
         raise ObjectDecodeError("object", "must be a JSON object")
     if request.operation is Operation.CREATE:
-        created = apply_job_defaults(decode_job(prepare_create(new_raw)))
+        new_raw = prepare_create(new_raw)
+        created = apply_job_defaults(decode_job(new_raw))
         return JobCreateContext(
             semantics=settings.semantics,
             new=created,
+            new_json=JobJson(new_raw),
             new_state=JobState.of(created),
             requester=request.requester,
             namespace=request.namespace or created.metadata.namespace or "",
@@ -133,14 +140,17 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         new_raw = prepare_update(new_raw, old_raw)
     new = apply_job_defaults(decode_job(new_raw))
     old = apply_job_defaults(decode_job(old_raw, "oldObject"))
+    new_state, old_state = JobState.of(new), JobState.of(old)
     context = JobStatusContext if status else JobUpdateContext
     return context(
         semantics=settings.semantics,
         new=new,
-        new_state=JobState.of(new),
+        new_json=JobJson(new_raw),
+        new_state=new_state,
         old=old,
-        old_state=JobState.of(old),
-        transition=classify(old, new),
+        old_json=JobJson(old_raw),
+        old_state=old_state,
+        transition=classify(old_state, new_state, old, new),
         requester=request.requester,
         namespace=request.namespace or new.metadata.namespace or "",
     )
@@ -148,36 +158,42 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
 
 def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     """Every rule's errors for a Job request, in the order the API server reports them."""
-    new = ctx.new
+    new, new_json = ctx.new, ctx.new_json
     if isinstance(ctx, JobStatusContext):
         # Upstream jobStatusStrategy.ValidateUpdate: ValidateJobUpdateStatus with the options.
-        status_opts = status_options(new, ctx.old, ctx.semantics)
-        errors = check_metadata_update(new.metadata, ctx.old.metadata, "metadata")
-        errors += check_job_status(new, "status", status_opts)
-        errors += check_job_status_update(new, ctx.old, "status", status_opts)
+        old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
+        status_opts = status_options(new, old, new_state, old_state, ctx.semantics)
+        errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
+        errors += check_job_status(new, new_state, "status", status_opts)
+        errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)
         # Not upstream: suspend semantics of the status.
-        errors += check_suspend_status(ctx.new_state, ctx.old_state, ctx.transition, "status")
+        errors += check_suspend_status(new_state, old_state, ctx.transition, "status")
         return errors
     # Upstream jobStrategy.Validate / ValidateUpdate: the options, ValidateJob, then on UPDATE
     # ValidateJobUpdate.
     update = ctx if isinstance(ctx, JobUpdateContext) else None
-    opts = job_options(update.old if update else None, ctx.semantics)
+    if update is not None:
+        opts = job_options(update.old, update.old_state, ctx.semantics)
+    else:
+        opts = job_options(None, None, ctx.semantics)
     # Upstream ValidateJobSpec: validateJobSpec plus the selector checks.
-    job_spec = check_job_spec(new.spec, "spec") + check_selector(new.spec, "spec")
+    job_spec = check_job_spec(new.spec, "spec") + check_selector(new_json, "spec")
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
-    errors = check_labels_and_annotations(new.metadata, "metadata")
-    errors += check_generated_selector(new, opts)
+    errors = check_labels_and_annotations(new_json.metadata, "metadata")
+    errors += check_generated_selector(new_json, opts)
     errors += job_spec
     errors += check_indexed_hostname(new, "metadata")
     if update is not None:
-        old = update.old
+        old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
-        errors += check_metadata_update(new.metadata, old.metadata, "metadata", syntax=False)
-        # Upstream's ValidateJobSpecUpdate runs ValidateJobSpec a second time: the same
-        # errors again (deterministic, so not computed twice).
+        errors += check_metadata_update(
+            new_json.metadata, old_json.metadata, "metadata", syntax=False
+        )
+        # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
+        # again, not computed twice), the immutable fields and the pod template.
         errors += job_spec
-        errors += check_immutable_fields(new.spec, old.spec, "spec")
-        errors += check_template_update(new.spec, old.spec, "spec", opts)
+        errors += _immutable_fields(update)
+        errors += check_template_update(new_json, old_json, "spec", opts)
     # Not upstream: suspend semantics, then suspend policies.
     ne_opts = suspend_options(ctx.requester, settings.params, ctx.semantics)
     sus_opts = policy_options(settings.policies, ctx.namespace, ctx.requester)
@@ -188,6 +204,29 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     else:
         errors += check_suspend_create(ctx.new_state, "spec", ne_opts)
         errors += check_suspend_policy_create(new, "spec", sus_opts)
+    return errors
+
+
+def _immutable_fields(ctx: JobUpdateContext) -> list[FieldError]:
+    """IM-001..IM-007, upstream's ValidateImmutableField calls: parts compare as sent, scalars
+    as defaulted (a manifest that omits a defaulted field does not change it)."""
+    new, old, new_json, old_json = ctx.new.spec, ctx.old.spec, ctx.new_json, ctx.old_json
+    errors = check_immutable_part("IM-001", new_json.selector, old_json.selector, "spec.selector")
+    errors += check_completions_update(new, old, "spec")
+    errors += check_immutable_field(
+        "IM-003", new.completion_mode, old.completion_mode, "spec.completionMode"
+    )
+    errors += check_pod_failure_policy_update(new_json, old_json, "spec")
+    errors += check_immutable_field(
+        "IM-005",
+        new.backoff_limit_per_index,
+        old.backoff_limit_per_index,
+        "spec.backoffLimitPerIndex",
+    )
+    errors += check_immutable_field("IM-006", new.managed_by, old.managed_by, "spec.managedBy")
+    errors += check_immutable_part(
+        "IM-007", new_json.success_policy, old_json.success_policy, "spec.successPolicy"
+    )
     return errors
 
 

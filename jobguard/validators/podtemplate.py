@@ -1,5 +1,5 @@
-"""Pod templates as JSON (`as_sent`): the scheduling directives of KEP-2926, the container
-resources of KEP-5440, and equality after pod defaulting.
+"""Pod templates: the scheduling directives of KEP-2926, the container resources of KEP-5440,
+and equality after pod defaulting (templates as JSON, `as_sent`).
 
 Shared by the template rules (TM-001..TM-004) and the lifecycle model (which updates touch the
 scheduling directives), so both mean the same thing by them.
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobguard.validators.defaults import default_pod_template
+from jobguard.validators.model import PodTemplateSpec
 from jobguard.validators.semantic import semantic_equal
 
 SCHEDULING_SPEC_FIELDS = ("nodeSelector", "tolerations", "schedulingGates")
@@ -80,12 +81,37 @@ def overlay_resources(old_pod: dict[str, Any], new_pod: dict[str, Any]) -> dict[
     return result
 
 
+_DIRECTIVE_KEYS = ("labels", "annotations", *SCHEDULING_SPEC_FIELDS, "nodeAffinity")
+
+
+def _scheduling_directives(template: PodTemplateSpec | None) -> tuple[Any, ...]:
+    """What `overlay_scheduling_directives` takes from a template, in `_DIRECTIVE_KEYS` order."""
+    meta = template.metadata if template else None
+    pod = template.spec if template else None
+    affinity = pod.affinity if pod else None
+    return (
+        meta.labels if meta else None,
+        meta.annotations if meta else None,
+        pod.node_selector if pod else None,
+        pod.tolerations if pod else None,
+        pod.scheduling_gates if pod else None,
+        affinity.get("nodeAffinity") if affinity else None,
+    )
+
+
 def scheduling_directives_changed(
-    old_template: dict[str, Any], new_template: dict[str, Any]
+    old_template: PodTemplateSpec | None, new_template: PodTemplateSpec | None
 ) -> bool:
-    """Whether an update touches the mutable scheduling directives of TM-002."""
-    overlaid = overlay_scheduling_directives(old_template, new_template)
-    return not semantic_equal(overlaid, old_template)
+    """Whether an update touches the mutable scheduling directives of TM-002: the overlay of
+    the new directives differs from the old template exactly when one of them differs."""
+    old, new = _scheduling_directives(old_template), _scheduling_directives(new_template)
+    if old == new:
+        return False
+    # Key by key, so only a directive that differs as sent is normalised.
+    return any(
+        old_value != new_value and not semantic_equal({key: old_value}, {key: new_value})
+        for key, old_value, new_value in zip(_DIRECTIVE_KEYS, old, new, strict=True)
+    )
 
 
 def equal_after_defaults(old: Any, new: Any) -> bool:

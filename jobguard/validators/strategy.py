@@ -26,19 +26,19 @@ class JobOptions:
     """TM-003: the containers' resources may change (KEP-5440)."""
 
 
-def job_options(old: Job | None, semantics: Semantics) -> JobOptions:
-    """Upstream `validationOptionsForJob`; `old` is None on CREATE.
+def job_options(old: Job | None, old_state: JobState | None, semantics: Semantics) -> JobOptions:
+    """Upstream `validationOptionsForJob`; `old` (and its lifecycle state) is None on CREATE.
 
     Upstream also reads the new Job, for pod validation options jobguard does not check.
     """
-    if old is None:
+    if old is None or old_state is None:
         # A new Job gets the prefixed labels generated; nothing in its template is "changed".
         return JobOptions(
             require_prefixed_labels=True,
             allow_mutable_scheduling_directives=False,
             allow_mutable_pod_resources=False,
         )
-    state = JobState.of(old)
+    state = old_state
     # MutableSchedulingDirectivesForSuspendedJobs widens KEP-2926's "suspended and never
     # started" to KEP-5440's shouldAllowMutablePodTemplate (predicate P).
     if semantics.mutable_scheduling_directives_for_suspended_jobs:
@@ -97,10 +97,12 @@ def _uncounted(job: Job) -> object:
     return None if uncounted is None else ("set", normalize(as_sent(uncounted)))
 
 
-def status_options(new: Job, old: Job, semantics: Semantics) -> StatusOptions:
+def status_options(
+    new: Job, old: Job, new_state: JobState, old_state: JobState, semantics: Semantics
+) -> StatusOptions:
     """Upstream `getStatusValidationOptions` (the JobManagedBy branch, on in every supported
-    version)."""
-    ns, os_ = JobState.of(new), JobState.of(old)
+    version); the states are the Jobs' lifecycle states."""
+    ns, os_ = new_state, old_state
     spec, status, old_status = new.spec, new.status, old.status
     is_indexed = spec.completion_mode == INDEXED
     finished_changed = ns.finished != os_.finished

@@ -1,40 +1,31 @@
 """Section A: spec fields immutable on UPDATE of `jobs` (IM-001..IM-007), upstream's
-`ValidateImmutableField` calls of `ValidateJobSpecUpdate`."""
+`ValidateImmutableField` calls of `ValidateJobSpecUpdate`.
+
+Whole parts compare semantically as sent (`JobJson`); scalars compare as defaulted (`JobSpec`),
+so a manifest that omits a defaulted field does not change it.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from jobguard.validators.defaults import default_pod_failure_policy
 from jobguard.validators.errors import FieldError, immutable, invalid
-from jobguard.validators.model import INDEXED, JobSpec, as_sent
+from jobguard.validators.model import INDEXED, JobJson, JobSpec
 from jobguard.validators.semantic import semantic_equal
 
 
-def check_immutable_fields(new: JobSpec, old: JobSpec, path: str) -> list[FieldError]:
-    """IM-001..IM-007: whole parts compare semantically as sent, scalars as defaulted."""
-    errors: list[FieldError] = []
-    new_selector = as_sent(new.selector)
-    if not semantic_equal(new_selector, as_sent(old.selector)):
-        errors.append(immutable("IM-001", f"{path}.selector", new_selector))
-    errors += _check_completions(new, old, path)
-    if new.completion_mode != old.completion_mode:
-        errors.append(immutable("IM-003", f"{path}.completionMode", new.completion_mode))
-    new_pfp = as_sent(new.pod_failure_policy)
-    old_pfp = as_sent(old.pod_failure_policy)
-    if not semantic_equal(default_pod_failure_policy(new_pfp), default_pod_failure_policy(old_pfp)):
-        errors.append(immutable("IM-004", f"{path}.podFailurePolicy", new_pfp))
-    if new.backoff_limit_per_index != old.backoff_limit_per_index:
-        errors.append(
-            immutable("IM-005", f"{path}.backoffLimitPerIndex", new.backoff_limit_per_index)
-        )
-    if new.managed_by != old.managed_by:
-        errors.append(immutable("IM-006", f"{path}.managedBy", new.managed_by))
-    new_success_policy = as_sent(new.success_policy)
-    if not semantic_equal(new_success_policy, as_sent(old.success_policy)):
-        errors.append(immutable("IM-007", f"{path}.successPolicy", new_success_policy))
-    return errors
+def check_immutable_part(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
+    """A part that must stay semantically equal (IM-001 selector, IM-007 successPolicy)."""
+    return [] if semantic_equal(new, old) else [immutable(rule, path, new)]
 
 
-def _check_completions(new: JobSpec, old: JobSpec, path: str) -> list[FieldError]:
+def check_immutable_field(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
+    """A defaulted scalar that must stay equal (IM-003, IM-005, IM-006)."""
+    return [] if new == old else [immutable(rule, path, new)]
+
+
+def check_completions_update(new: JobSpec, old: JobSpec, path: str) -> list[FieldError]:
     """IM-002 (upstream validateCompletions): Indexed Jobs scale with parallelism."""
     if new.completions == old.completions:
         return []
@@ -50,3 +41,13 @@ def _check_completions(new: JobSpec, old: JobSpec, path: str) -> list[FieldError
             )
         ]
     return []
+
+
+def check_pod_failure_policy_update(new: JobJson, old: JobJson, path: str) -> list[FieldError]:
+    """IM-004: spec.podFailurePolicy, compared with the Job defaulter's defaults applied."""
+    new_policy = new.pod_failure_policy
+    if semantic_equal(
+        default_pod_failure_policy(new_policy), default_pod_failure_policy(old.pod_failure_policy)
+    ):
+        return []
+    return [immutable("IM-004", f"{path}.podFailurePolicy", new_policy)]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, immutable, invalid
-from jobguard.validators.model import ObjectMeta
 from jobguard.validators.semantic import normalize
 
 _NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
@@ -60,19 +61,22 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
-def check_labels_and_annotations(metadata: ObjectMeta, path: str) -> list[FieldError]:
-    """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it)."""
+def check_labels_and_annotations(metadata: Mapping[str, Any], path: str) -> list[FieldError]:
+    """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it), on the
+    metadata as sent."""
     errors: list[FieldError] = []
-    for key, value in (metadata.labels or {}).items():
+    labels = metadata.get("labels") or {}
+    for key, value in labels.items():
         if (problem := qualified_name_problem(key)) is not None:
             errors.append(invalid("IM-008", f"{path}.labels", key, problem))
-        if (problem := label_value_problem(value)) is not None:
+        if isinstance(value, str) and (problem := label_value_problem(value)) is not None:
             errors.append(invalid("IM-008", f"{path}.labels", value, problem))
+    annotations = metadata.get("annotations") or {}
     total = 0
-    for key, value in (metadata.annotations or {}).items():
+    for key, value in annotations.items():
         if (problem := qualified_name_problem(key.lower())) is not None:
             errors.append(invalid("IM-008", f"{path}.annotations", key, problem))
-        total += len(key) + len(value)
+        total += len(key) + len(value if isinstance(value, str) else "")
     if total > _MAX_ANNOTATIONS_BYTES:
         errors.append(
             FieldError(
@@ -86,16 +90,13 @@ def check_labels_and_annotations(metadata: ObjectMeta, path: str) -> list[FieldE
 
 
 def check_metadata_update(
-    new: ObjectMeta, old: ObjectMeta, path: str, *, syntax: bool = True
+    new: Mapping[str, Any], old: Mapping[str, Any], path: str, *, syntax: bool = True
 ) -> list[FieldError]:
-    """IM-008 (upstream ValidateObjectMetaUpdate): immutable metadata, and label/annotation
-    syntax unless the caller already checked it."""
+    """IM-008 (upstream ValidateObjectMetaUpdate) on the metadata as sent: immutable members,
+    and label/annotation syntax unless the caller already checked it."""
     errors: list[FieldError] = []
-    # Only these members, as sent (managedFields can be large); their JSON names are the keys.
-    new_sent = new.model_dump(by_alias=True, exclude_unset=True, include=set(_IMMUTABLE_META))
-    old_sent = old.model_dump(by_alias=True, exclude_unset=True, include=set(_IMMUTABLE_META))
     for key in _IMMUTABLE_META:
-        new_value, old_value = new_sent.get(key), old_sent.get(key)
+        new_value, old_value = new.get(key), old.get(key)
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
             errors.append(immutable("IM-008", f"{path}.{key}", new_value))
     return errors + check_labels_and_annotations(new, path) if syntax else errors

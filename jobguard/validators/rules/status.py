@@ -130,9 +130,9 @@ def _index_errors(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
     return errors
 
 
-def check_job_status(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
-    """The new status on its own (upstream validateJobStatus), in upstream order."""
-    state = JobState.of(job)
+def check_job_status(job: Job, state: JobState, path: str, opts: StatusOptions) -> list[FieldError]:
+    """The new status on its own (upstream validateJobStatus), in upstream order; `state` is
+    the Job's lifecycle state."""
     status = job.status
     errors = _always_on_counters(job, path)
 
@@ -281,9 +281,11 @@ def check_job_status(job: Job, path: str, opts: StatusOptions) -> list[FieldErro
     return errors
 
 
-def check_job_status_update(new: Job, old: Job, path: str, opts: StatusOptions) -> list[FieldError]:
-    """The status against the old one (upstream validateJobStatusUpdate), in upstream order."""
-    state, old_state = JobState.of(new), JobState.of(old)
+def check_job_status_update(
+    new: Job, old: Job, state: JobState, old_state: JobState, path: str, opts: StatusOptions
+) -> list[FieldError]:
+    """The status against the old one (upstream validateJobStatusUpdate), in upstream order;
+    the states are the Jobs' lifecycle states."""
     errors: list[FieldError] = []
     new_status, old_status = new.status, old.status
     if opts.reject_disabling_terminal_condition:

@@ -1,12 +1,10 @@
 """Section A: generated labels and selectors (TM-005..TM-007) and pod template mutability
-(TM-001..TM-004) for batch/v1 Jobs."""
+(TM-001..TM-004) for batch/v1 Jobs, on the Job as sent (`JobJson`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from jobguard.validators.errors import FieldError, immutable, invalid, required
-from jobguard.validators.model import Job, JobSpec, as_sent
+from jobguard.validators.model import JobJson
 from jobguard.validators.podtemplate import (
     equal_after_defaults,
     overlay_resources,
@@ -22,24 +20,18 @@ from jobguard.validators.selectors import selector_matches, validate_selector
 from jobguard.validators.strategy import JobOptions
 
 
-def _template_labels(spec: JobSpec) -> dict[str, str]:
-    template = spec.template
-    labels = template.metadata.labels if template and template.metadata else None
-    return labels or {}
-
-
-def check_generated_selector(job: Job, opts: JobOptions) -> list[FieldError]:
+def check_generated_selector(job: JobJson, opts: JobOptions) -> list[FieldError]:
     """TM-005 (upstream validateGeneratedSelector): the labels and selector the server
     generated must be intact."""
-    spec = job.spec
-    if spec.manual_selector is True or spec.selector is None:
+    selector = job.selector
+    if job.spec.get("manualSelector") is True or selector is None:
         return []
     errors: list[FieldError] = []
-    uid = job.metadata.uid or ""
-    name = job.metadata.name or ""
+    uid = job.metadata.get("uid") or ""
+    name = job.metadata.get("name") or ""
     if not uid:
         errors.append(required("TM-005", "metadata.uid"))
-    labels = _template_labels(spec)
+    labels = job.template_labels
     expected = [(LEGACY_CONTROLLER_UID_LABEL, uid), (LEGACY_JOB_NAME_LABEL, name)]
     if opts.require_prefixed_labels:
         expected += [(CONTROLLER_UID_LABEL, uid), (JOB_NAME_LABEL, name)]
@@ -53,17 +45,17 @@ def check_generated_selector(job: Job, opts: JobOptions) -> list[FieldError]:
     if opts.require_prefixed_labels:
         expected_selector_labels[CONTROLLER_UID_LABEL] = uid
         expected_selector_labels[JOB_NAME_LABEL] = name
-    selector = as_sent(spec.selector)
     selector_parses = not validate_selector("TM-005", selector, "spec.selector")
     if selector_parses and not selector_matches(selector, expected_selector_labels):
         errors.append(invalid("TM-005", "spec.selector", selector, "`selector` not auto-generated"))
     return errors
 
 
-def check_selector(spec: JobSpec, path: str) -> list[FieldError]:
-    """TM-007 selector required and well formed; TM-006 it selects the template labels."""
-    selector = as_sent(spec.selector)
-    labels = _template_labels(spec)
+def check_selector(job: JobJson, path: str) -> list[FieldError]:
+    """TM-007 selector required and well formed; TM-006 it selects the template labels
+    (`path` is the Job's spec)."""
+    selector = job.selector
+    labels = job.template_labels
     errors: list[FieldError] = []
     if selector is None:
         # A null selector selects nothing, so upstream reports the labels mismatch too.
@@ -85,12 +77,11 @@ def check_selector(spec: JobSpec, path: str) -> list[FieldError]:
 
 
 def check_template_update(
-    new: JobSpec, old: JobSpec, path: str, opts: JobOptions
+    new: JobJson, old: JobJson, path: str, opts: JobOptions
 ) -> list[FieldError]:
     """TM-001..TM-004 (upstream validatePodTemplateUpdate): the pod template is immutable but
-    for what the options relax, judged on the old Job (TM-004)."""
-    new_template: dict[str, Any] = as_sent(new.template) or {}
-    old_template: dict[str, Any] = as_sent(old.template) or {}
+    for what the options relax, judged on the old Job (TM-004). `path` is the Job's spec."""
+    new_template, old_template = new.template, old.template
     if opts.allow_mutable_scheduling_directives:
         old_template = overlay_scheduling_directives(old_template, new_template)
     if opts.allow_mutable_pod_resources:
