@@ -2,35 +2,38 @@
 
 from __future__ import annotations
 
-from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
-from jobguard.validators.model import decode_job
+import copy
+
+from jobguard.validators.lifecycle import JobState, Transition, classify
+from jobguard.validators.model import Job, decode_job
 from jobguard.validators.prepare import apply_job_defaults
 from tests.builders import LATER, START, cond, job, with_status
 
 
+def decoded(obj) -> Job:
+    return apply_job_defaults(decode_job(obj))
+
+
 def state(obj):
-    return JobState.of(apply_job_defaults(decode_job(obj)))
+    return JobState.of(decoded(obj))
 
 
-def test_created_suspended_and_unsuspended():
-    assert classify(None, state(job(suspend=True))) == Transition.CREATED_SUSPENDED
-    assert classify(None, state(job())) == Transition.CREATED_UNSUSPENDED
+def change(old, new) -> Transition:
+    old_job, new_job = decoded(old), decoded(new)
+    return classify(JobState.of(old_job), JobState.of(new_job), old_job, new_job)
 
 
-def test_phases():
-    assert state(job()).phase is Phase.PENDING
-    assert state(job(suspend=True)).phase is Phase.SUSPENDED
-    assert state(with_status(job(), startTime=START, active=1)).phase is Phase.RUNNING
+def test_finished():
+    assert not state(job()).finished
     done = with_status(
         job(),
         startTime=START,
         completionTime=LATER,
         conditions=[cond("SuccessCriteriaMet"), cond("Complete")],
     )
-    assert state(done).phase is Phase.COMPLETE
     assert state(done).finished
     failed = with_status(job(), conditions=[cond("FailureTarget"), cond("Failed")])
-    assert state(failed).phase is Phase.FAILED
+    assert state(failed).finished
 
 
 def test_suspended_never_started_and_predicate_p():
@@ -44,21 +47,24 @@ def test_suspended_never_started_and_predicate_p():
     assert not stopping.safely_suspended
 
 
-def test_resume_suspend_and_resuspend_after_start():
+def test_active_deadline():
+    assert state(job(activeDeadlineSeconds=60)).has_active_deadline
+    assert not state(job()).has_active_deadline
+
+
+def test_resume_and_suspend():
     suspended = job(suspend=True)
     running = with_status(job(), startTime=START, active=1)
-    assert Transition.RESUMED in classify(state(suspended), state(job()))
-    t = classify(state(running), state(with_status(job(suspend=True), startTime=START, active=1)))
-    assert Transition.SUSPENDED in t and Transition.RESUSPENDED_AFTER_START in t
-    t = classify(state(job()), state(job(suspend=True)))
-    assert Transition.SUSPENDED in t and Transition.RESUSPENDED_AFTER_START not in t
+    assert Transition.RESUMED in change(suspended, job())
+    t = change(running, with_status(job(suspend=True), startTime=START, active=1))
+    assert Transition.SUSPENDED in t and Transition.RESUMED not in t
+    assert change(job(), job()) == Transition.NONE
 
 
 def test_status_transitions():
     old = with_status(job(suspend=True), startTime=START, conditions=[cond("Suspended")])
     new = with_status(job(), startTime=LATER, conditions=[cond("Suspended", "False")])
-    old_job, new_job = apply_job_defaults(decode_job(old)), apply_job_defaults(decode_job(new))
-    t = classify(JobState.of(old_job), JobState.of(new_job), old_job, new_job)
+    t = change(old, new)
     assert Transition.SUSPENDED_CONDITION_CLEARED in t
     assert Transition.START_TIME_RESET in t
     assert Transition.RESUMED in t
@@ -68,16 +74,26 @@ def test_status_transitions():
         completionTime=LATER,
         conditions=[cond("SuccessCriteriaMet"), cond("Complete")],
     )
-    t = classify(state(job()), state(finished))
-    assert {
-        Transition.STARTED,
-        Transition.COMPLETED,
-        Transition.FINISHED,
-        Transition.SUCCESS_CRITERIA_MET,
-    } <= {f for f in Transition if f in t and f.value}
+    t = change(job(), finished)
+    assert {Transition.STARTED, Transition.COMPLETED} <= {
+        f for f in Transition if f in t and f.value
+    }
+    assert Transition.FAILED not in t
+    failed = with_status(job(), conditions=[cond("FailureTarget"), cond("Failed")])
+    assert change(job(), failed) == Transition.FAILED
 
 
-def test_managed_externally():
-    assert state(job(managedBy="kueue.x-k8s.io/multikueue")).managed_externally
-    assert not state(job(managedBy="kubernetes.io/job-controller")).managed_externally
-    assert not state(job()).managed_externally
+def test_scheduling_directives_changed():
+    old = job(suspend=True)
+    new = copy.deepcopy(old)
+    new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a"}
+    assert change(old, new) == Transition.SCHEDULING_DIRECTIVES_CHANGED
+    # Pod affinity is not a scheduling directive of KEP-2926; the image is not either.
+    other = copy.deepcopy(old)
+    other["spec"]["template"]["spec"]["affinity"] = {"podAffinity": {"x": 1}}
+    other["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+    assert change(old, other) == Transition.NONE
+    # Semantically equal directives (an empty map against none) are no change.
+    empty = copy.deepcopy(old)
+    empty["spec"]["template"]["spec"]["nodeSelector"] = {}
+    assert change(old, empty) == Transition.NONE

@@ -302,16 +302,15 @@ def test_rules_text_lists_one_line_per_rule(capsys: pytest.CaptureFixture[str]) 
         "deny",
         "on",
         "finished jobs have a startTime",
-        "jobguard.validators.rules.status:check_status",
+        "jobguard.validators.rules.status:check_job_status",
     ]
     assert rows["NE-004"][:4] == ["NE-004", "suspend", "warn", "off"]
     assert rows["TM-002"][-1] == (
         "no errors of its own (a condition for TM-001, TM-003): "
-        "jobguard.validators.rules.jobs:scheduling_directives_mutable, "
-        "jobguard.validators.rules.jobs:_overlay_scheduling"
+        "jobguard.validators.strategy:job_options"
     )
     assert rows["SP-010"][-1] == (
-        "reported as IM-007: jobguard.validators.rules.jobs:check_immutable_fields"
+        "reported as IM-007: jobguard.validators.rules.immutable:check_job_spec_update_fields"
     )
 
 
@@ -325,7 +324,7 @@ def test_rules_markdown_is_the_reference(capsys: pytest.CaptureFixture[str]) -> 
         "| ST-031 | finished jobs have a startTime | on (deny) | "
         "pkg/apis/batch/validation/validation.go: validateJobStatus; "
         "pkg/registry/batch/job/strategy.go: getStatusValidationOptions | "
-        "`jobguard.validators.rules.status:check_status` |"
+        "`jobguard.validators.rules.status:check_job_status` |"
     ) in rows
     assert (
         "| NE-009 | scheduling directives of a Job that already ran | off (warn) | "

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jobguard.validators.context import JobContext
+from jobguard.validators.context import JobStatusContext
 from jobguard.validators.settings import RuleOverride
 from tests.builders import (
     LATER,
@@ -640,24 +640,29 @@ def test_st031_rechecked_when_start_time_removed():
 
 
 SUSPENDED_ZERO = job(suspend=True, completions=0, parallelism=0)
+SUPPORTED = ["1.33", "1.34", "1.35", "1.36"]
 
 
-@pytest.mark.parametrize(
-    ("version", "expected"),
-    [
-        ("1.35", [("ST-031", "status.startTime", REQUIRED)]),
-        ("1.36", []),
-    ],
-)
-def test_st031_suspended_with_zero_completions_exception_only_on_136(version, expected):
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_st031_suspended_with_zero_completions_exception_in_every_supported_version(version):
+    # kubernetes#132614 (before 1.34), back-ported to 1.32 and 1.33 (#132727, #132728): the
+    # job controller finishes a suspended zero-completion Job without ever setting startTime.
     new = finish(SUSPENDED_ZERO, succeeded=0)
-    assert causes(status_update(new, SUSPENDED_ZERO, settings(version=version))) == expected
+    assert "startTime" not in new["status"]
+    verdict = status_update(new, SUSPENDED_ZERO, settings(version=version))
+    assert causes(verdict) == []
+    assert verdict.allowed
 
 
-def test_st031_zero_completions_but_not_suspended_still_rejected_on_136():
+@pytest.mark.parametrize("version", SUPPORTED)
+def test_st031_zero_completions_but_not_suspended_still_rejected(version):
     old = job(completions=0, parallelism=0)
-    verdict = status_update(finish(old, succeeded=0), old, settings(version="1.36"))
+    verdict = status_update(finish(old, succeeded=0), old, settings(version=version))
     assert causes(verdict) == [("ST-031", "status.startTime", REQUIRED)]
+    assert messages(verdict) == [
+        "status.startTime: Required value: startTime is required for finished job"
+    ]
+    assert not verdict.allowed
 
 
 def test_st032_finished_job_with_uncounted_pods():
@@ -936,7 +941,7 @@ def test_spec_edits_in_status_update_are_dropped():
     verdict = status_update(new, RUNNING)
     assert causes(verdict) == []
     ctx = verdict.context
-    assert isinstance(ctx, JobContext) and ctx.old is not None
+    assert isinstance(ctx, JobStatusContext)
     assert ctx.new.spec == ctx.old.spec
     assert ctx.new.spec.completions == 1
     assert ctx.new.status.ready == 1

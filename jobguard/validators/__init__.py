@@ -14,7 +14,7 @@ from jobguard.validators.context import (
     resolve_namespace,
 )
 from jobguard.validators.errors import ErrorType, FieldError
-from jobguard.validators.lifecycle import JobState, Phase, Transition, classify
+from jobguard.validators.lifecycle import JobState, Transition, classify
 from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
 from jobguard.validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
 from jobguard.validators.settings import RuleOverride, Settings
@@ -40,7 +40,6 @@ __all__ = [
     "JobState",
     "Mutation",
     "Operation",
-    "Phase",
     "PolicySet",
     "Request",
     "Requester",

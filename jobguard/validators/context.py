@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobguard.validators.lifecycle import JobState, Transition
-from jobguard.validators.model import CronJob, Job
+from jobguard.validators.model import CronJob, Job, JobJson
 from jobguard.validators.versions import Semantics
 
 
@@ -61,27 +61,49 @@ class Request:
         object.__setattr__(self, "namespace", resolve_namespace(self.namespace, self.object))
 
 
-@dataclass(slots=True)
-class JobContext:
-    """A Job request after preparation and decoding, with its lifecycle model."""
+@dataclass(frozen=True, slots=True)
+class JobCreateContext:
+    """A CREATE of `jobs` after preparation and decoding, with its lifecycle state."""
 
     semantics: Semantics
-    operation: Operation
-    subresource: str
     new: Job
-    new_raw: dict[str, Any]
+    new_json: JobJson
+    """The same Job as sent (prepared), for parts compared or echoed whole."""
     new_state: JobState
-    old: Job | None
-    old_raw: dict[str, Any] | None
-    old_state: JobState | None
+    requester: Requester
+    namespace: str = ""
+    """The request's namespace (the Job's, when the request does not say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _JobChangeContext:
+    """An UPDATE: the old Job is always there, with what the update changes."""
+
+    semantics: Semantics
+    new: Job
+    new_json: JobJson
+    new_state: JobState
+    old: Job
+    old_json: JobJson
+    old_state: JobState
     transition: Transition
     requester: Requester
     namespace: str = ""
     """The request's resolved namespace (`Request.namespace`)."""
 
-    @property
-    def is_status(self) -> bool:
-        return self.subresource == "status"
+
+@dataclass(frozen=True, slots=True)
+class JobUpdateContext(_JobChangeContext):
+    """An UPDATE of `jobs` (the status is the stored one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatusContext(_JobChangeContext):
+    """An UPDATE of `jobs/status` (the spec is the stored one)."""
+
+
+JobContext = JobCreateContext | JobUpdateContext | JobStatusContext
+"""A Job request, one type per operation, so UPDATE-only checks get the old Job for certain."""
 
 
 @dataclass(slots=True)

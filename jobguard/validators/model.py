@@ -2,15 +2,19 @@
 
 Validation is strict, like the API server's JSON decoding into Go types: `"completions": "ten"`
 or `"suspend": "yes"` is a decode error naming the field, not a coercion. Fields the rules do
-not read are ignored here; the raw dicts are kept for semantic comparisons.
+not read are ignored here. Rules that compare whole parts semantically (pod template, selector)
+read the prepared JSON through `JobJson` instead; the small parts rules echo in messages keep
+what they do not type, so `as_sent` gives them back as sent.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
+from pydantic_core import core_schema
 
 from jobguard.validators.semantic import parse_time
 
@@ -18,17 +22,47 @@ Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
-def _rfc3339(value: Any) -> datetime:
-    """metav1.Time: an RFC 3339 string with a zone (numbers and naive times are refused)."""
-    if not isinstance(value, str):
-        raise ValueError("must be an RFC 3339 timestamp string")
-    parsed = parse_time(value)
-    if parsed is None:
-        raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
-    return parsed
+class Time:
+    """metav1.Time: an instant read from an RFC 3339 string with a zone (numbers and naive
+    times are refused). Compares as the instant; keeps the text it was read from."""
+
+    __slots__ = ("instant", "text")
+
+    def __init__(self, text: str, instant: datetime) -> None:
+        self.text = text
+        self.instant = instant
+
+    @classmethod
+    def parse(cls, value: Any) -> Time:
+        if not isinstance(value, str):
+            raise ValueError("must be an RFC 3339 timestamp string")
+        parsed = parse_time(value)
+        if parsed is None:
+            raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
+        return cls(value, parsed)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Time) and self.instant == other.instant
+
+    def __hash__(self) -> int:
+        return hash(self.instant)
+
+    def __lt__(self, other: Time) -> bool:
+        return self.instant < other.instant
+
+    def __repr__(self) -> str:
+        return f"Time({self.text!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls.parse,
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda t: t.text),
+        )
 
 
-Timestamp = Annotated[datetime, BeforeValidator(_rfc3339)]
 StringMap = dict[str, str]
 
 INDEXED = "Indexed"
@@ -38,6 +72,21 @@ JOB_CONTROLLER = "kubernetes.io/job-controller"
 
 class _Model(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True, frozen=False)
+
+
+class _KeptModel(_Model):
+    """A part echoed whole in messages: members not typed here are kept (not validated)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def as_sent(part: _KeptModel | None) -> Any:
+    """A kept part as JSON, as it was sent: the fields it set (explicit nulls included) and
+    the ones not typed here; None for an absent part."""
+    if part is None:
+        return None
+    # The serializer itself: model_dump's wrapper costs as much again on small parts.
+    return part.__pydantic_serializer__.to_python(part, by_alias=True, exclude_unset=True)
 
 
 class ObjectMeta(_Model):
@@ -50,23 +99,23 @@ class ObjectMeta(_Model):
     generation: Int64 | None = None
 
 
-class LabelSelectorRequirement(_Model):
+class LabelSelectorRequirement(_KeptModel):
     key: str = ""
     operator: str = ""
     values: list[str] | None = None
 
 
-class LabelSelector(_Model):
+class LabelSelector(_KeptModel):
     match_labels: StringMap | None = Field(None, alias="matchLabels")
     match_expressions: list[LabelSelectorRequirement] | None = Field(None, alias="matchExpressions")
 
 
-class SuccessPolicyRule(_Model):
+class SuccessPolicyRule(_KeptModel):
     succeeded_indexes: str | None = Field(None, alias="succeededIndexes")
     succeeded_count: Int32 | None = Field(None, alias="succeededCount")
 
 
-class SuccessPolicy(_Model):
+class SuccessPolicy(_KeptModel):
     rules: list[SuccessPolicyRule] | None = None
 
 
@@ -142,15 +191,15 @@ class JobCondition(_Model):
     message: str | None = None
 
 
-class UncountedTerminatedPods(_Model):
+class UncountedTerminatedPods(_KeptModel):
     succeeded: list[str] | None = None
     failed: list[str] | None = None
 
 
 class JobStatus(_Model):
     conditions: list[JobCondition] | None = None
-    start_time: Timestamp | None = Field(None, alias="startTime")
-    completion_time: Timestamp | None = Field(None, alias="completionTime")
+    start_time: Time | None = Field(None, alias="startTime")
+    completion_time: Time | None = Field(None, alias="completionTime")
     active: Int32 | None = None
     succeeded: Int32 | None = None
     failed: Int32 | None = None
@@ -242,3 +291,48 @@ def decode_job(raw: Any, prefix: str = "") -> Job:
 def decode_cronjob(raw: Any, prefix: str = "") -> CronJob:
     """Read a raw JSON object as a CronJob, or raise ObjectDecodeError naming the field."""
     return _decode(CronJob, raw, prefix)
+
+
+def _member(raw: Any, key: str) -> Any:
+    return raw.get(key) if isinstance(raw, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class JobJson:
+    """A prepared Job as JSON, read through typed accessors: for the rules that compare parts
+    whole (semantically, as upstream's DeepEqual compares types jobguard does not model) or
+    echo them exactly as sent. Absent and wrongly shaped parts read as None (or empty)."""
+
+    raw: dict[str, Any]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        metadata = self.raw.get("metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        spec = self.raw.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    @property
+    def template(self) -> dict[str, Any]:
+        template = self.spec.get("template")
+        return template if isinstance(template, dict) else {}
+
+    @property
+    def template_labels(self) -> dict[str, Any]:
+        labels = _member(self.template.get("metadata"), "labels")
+        return labels if isinstance(labels, dict) else {}
+
+    @property
+    def selector(self) -> Any:
+        return self.spec.get("selector")
+
+    @property
+    def pod_failure_policy(self) -> Any:
+        return self.spec.get("podFailurePolicy")
+
+    @property
+    def success_policy(self) -> Any:
+        return self.spec.get("successPolicy")

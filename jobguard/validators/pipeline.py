@@ -10,10 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobguard.validators.catalog import Enforcement
-from jobguard.validators.context import CronJobContext, JobContext, Operation, Request
+from jobguard.validators.context import (
+    CronJobContext,
+    JobContext,
+    JobCreateContext,
+    JobStatusContext,
+    JobUpdateContext,
+    Operation,
+    Request,
+)
 from jobguard.validators.errors import FieldError, unreadable
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.model import ObjectDecodeError, decode_cronjob, decode_job
+from jobguard.validators.model import JobJson, ObjectDecodeError, decode_cronjob, decode_job
 from jobguard.validators.policy import SuspendPolicy
 from jobguard.validators.prepare import (
     apply_job_defaults,
@@ -23,18 +31,29 @@ from jobguard.validators.prepare import (
     prepare_update,
 )
 from jobguard.validators.rules.cronjob import check_cronjob
-from jobguard.validators.rules.jobs import (
+from jobguard.validators.rules.immutable import check_job_spec_update_fields
+from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
+from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
+from jobguard.validators.rules.status import check_job_status, check_job_status_update
+from jobguard.validators.rules.suspend import (
+    check_suspend_create,
+    check_suspend_status,
+    check_suspend_update,
+    suspend_options,
+)
+from jobguard.validators.rules.suspend_policy import (
+    check_suspend_policy_create,
+    check_suspend_policy_update,
+    needs_forced_suspend,
+    policy_options,
+)
+from jobguard.validators.rules.template import (
     check_generated_selector,
-    check_immutable_fields,
     check_selector,
     check_template_update,
 )
-from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
-from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
-from jobguard.validators.rules.status import check_status
-from jobguard.validators.rules.suspend import check_suspend_status, check_suspend_update
-from jobguard.validators.rules.suspend_policy import check_suspend_policies, needs_forced_suspend
 from jobguard.validators.settings import Settings
+from jobguard.validators.strategy import job_options, status_options
 
 JUDGED_KINDS = ("Job", "CronJob")
 DECODE_RULE = "DEC-001"
@@ -94,33 +113,39 @@ def _name_of(raw: Any, fallback: str) -> str:
 def _job_context(request: Request, settings: Settings) -> JobContext:
     """Prepare, decode and model a Job request (raises ObjectDecodeError)."""
     new_raw: Any = request.object
-    old_raw: Any = request.old_object
     if not isinstance(new_raw, dict):
         raise ObjectDecodeError("object", "must be a JSON object")
     if request.operation is Operation.CREATE:
         new_raw = prepare_create(new_raw)
-        old_raw = None
+        created = apply_job_defaults(decode_job(new_raw))
+        return JobCreateContext(
+            semantics=settings.semantics,
+            new=created,
+            new_json=JobJson(new_raw),
+            new_state=JobState.of(created),
+            requester=request.requester,
+            namespace=request.namespace,
+        )
+    old_raw: Any = request.old_object
+    if not isinstance(old_raw, dict):
+        raise ObjectDecodeError("oldObject", "must be a JSON object for UPDATE")
+    old_raw = prepare_stored(old_raw)
+    status = request.subresource == "status"
+    if status:
+        new_raw = prepare_status_update(new_raw, old_raw)
     else:
-        if not isinstance(old_raw, dict):
-            raise ObjectDecodeError("oldObject", "must be a JSON object for UPDATE")
-        old_raw = prepare_stored(old_raw)
-        if request.subresource == "status":
-            new_raw = prepare_status_update(new_raw, old_raw)
-        else:
-            new_raw = prepare_update(new_raw, old_raw)
+        new_raw = prepare_update(new_raw, old_raw)
     new = apply_job_defaults(decode_job(new_raw))
-    old = apply_job_defaults(decode_job(old_raw, "oldObject")) if old_raw is not None else None
-    new_state = JobState.of(new)
-    old_state = JobState.of(old) if old is not None else None
-    return JobContext(
+    old = apply_job_defaults(decode_job(old_raw, "oldObject"))
+    new_state, old_state = JobState.of(new), JobState.of(old)
+    context = JobStatusContext if status else JobUpdateContext
+    return context(
         semantics=settings.semantics,
-        operation=request.operation,
-        subresource=request.subresource,
         new=new,
-        new_raw=new_raw,
+        new_json=JobJson(new_raw),
         new_state=new_state,
         old=old,
-        old_raw=old_raw,
+        old_json=JobJson(old_raw),
         old_state=old_state,
         transition=classify(old_state, new_state, old, new),
         requester=request.requester,
@@ -130,40 +155,53 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
 
 def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     """Every rule's errors for a Job request, in the order the API server reports them."""
-    assert ctx.operation in (Operation.CREATE, Operation.UPDATE)
-    if ctx.is_status:
-        assert ctx.old_raw is not None
-        errors = check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw))
-        errors += check_status(ctx)
-        errors += check_suspend_status(ctx)
+    new, new_json = ctx.new, ctx.new_json
+    if isinstance(ctx, JobStatusContext):
+        # Upstream jobStatusStrategy.ValidateUpdate: ValidateJobUpdateStatus with the options.
+        old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
+        status_opts = status_options(new, old, new_state, old_state, ctx.semantics)
+        errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
+        errors += check_job_status(new, new_state, "status", status_opts)
+        errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)
+        # Not upstream: suspend semantics of the status.
+        errors += check_suspend_status(new_state, old_state, ctx.transition, "status")
         return errors
-    raw_spec = ctx.new_raw.get("spec")
+    # Upstream jobStrategy.Validate / ValidateUpdate: the options, ValidateJob, then on UPDATE
+    # ValidateJobUpdate.
+    update = ctx if isinstance(ctx, JobUpdateContext) else None
+    if update is not None:
+        opts = job_options(update.old, update.old_state, ctx.semantics)
+    else:
+        opts = job_options(None, None, ctx.semantics)
     # Upstream ValidateJobSpec: validateJobSpec plus the selector checks.
-    job_spec = check_job_spec(
-        ctx.new.spec, raw_spec if isinstance(raw_spec, dict) else {}, "spec"
-    ) + check_selector(ctx)
+    job_spec = check_job_spec(new.spec, "spec") + check_selector(new_json, "spec")
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
-    errors = check_labels_and_annotations(_meta(ctx.new_raw), "metadata")
-    errors += check_generated_selector(ctx)
+    errors = check_labels_and_annotations(new_json.metadata, "metadata")
+    errors += check_generated_selector(new_json, opts)
     errors += job_spec
-    errors += check_indexed_hostname(ctx.new.metadata.name or "", ctx.new.spec)
-    if ctx.operation is Operation.UPDATE:
-        assert ctx.old_raw is not None
+    errors += check_indexed_hostname(new, "metadata")
+    if update is not None:
+        old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
-        errors += check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw), syntax=False)
-        # Upstream's ValidateJobSpecUpdate runs ValidateJobSpec a second time: the same
-        # errors again (deterministic, so not computed twice).
+        errors += check_metadata_update(
+            new_json.metadata, old_json.metadata, "metadata", syntax=False
+        )
+        # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
+        # again, not computed twice), the immutable fields and the pod template.
         errors += job_spec
-        errors += check_immutable_fields(ctx)
-        errors += check_template_update(ctx)
-    errors += check_suspend_update(ctx, settings.params)
-    errors += check_suspend_policies(ctx, settings.policies)
+        errors += check_job_spec_update_fields(update.new, update.old, new_json, old_json, "spec")
+        errors += check_template_update(new_json, old_json, "spec", opts)
+    # Not upstream: suspend semantics, then suspend policies.
+    ne_opts = suspend_options(ctx.requester, settings.params, ctx.semantics)
+    sus_opts = policy_options(settings.policies, ctx.namespace, ctx.requester)
+    if update is not None:
+        change = update.transition
+        errors += check_suspend_update(ctx.new_state, update.old_state, change, "spec", ne_opts)
+        errors += check_suspend_policy_update(new, update.old, change, "spec", sus_opts)
+    else:
+        errors += check_suspend_create(ctx.new_state, "spec", ne_opts)
+        errors += check_suspend_policy_create(new, "spec", sus_opts)
     return errors
-
-
-def _meta(raw: dict[str, Any]) -> dict[str, Any]:
-    metadata = raw.get("metadata")
-    return metadata if isinstance(metadata, dict) else {}
 
 
 def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
@@ -198,7 +236,7 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         else:
             cron_ctx = _cronjob_context(request, settings)
             ctx = cron_ctx
-            errors = check_cronjob(cron_ctx)
+            errors = check_cronjob(cron_ctx.new, "spec")
     except ObjectDecodeError as exc:
         return _unreadable(request.kind, name, exc, settings)
     except RecursionError:
@@ -270,7 +308,9 @@ def mutate(request: Request, settings: Settings) -> Mutation:
         ctx = _job_context(request, settings)
     except (ObjectDecodeError, RecursionError):
         return Mutation(None)
-    policy = needs_forced_suspend(ctx, settings.policies)
+    policy = needs_forced_suspend(
+        ctx.new, policy_options(settings.policies, ctx.namespace, ctx.requester)
+    )
     raw = request.object
     has_spec = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)
     return Mutation(policy, has_spec)

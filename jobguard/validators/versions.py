@@ -26,9 +26,10 @@ class Semantics:
     mutable_scheduling_directives_for_suspended_jobs: bool
     # KEP-5440 MutablePodResourcesForSuspendedJobs: beta, on by default in 1.36.
     mutable_pod_resources_for_suspended_jobs: bool
-    # ST-031's exception for suspended zero-completion jobs and ST-033 reported as Invalid
-    # "field is immutable ..." (newest source). ST-033's exception for resuming jobs is not
-    # gated: upstream fixed kubernetes#134521 before 1.35 and back-ported it to 1.32-1.34.
+    # ST-033 reported as Invalid "field is immutable ..." (newest source). Not gated: ST-033's
+    # exception for resuming jobs (kubernetes#134521, fixed before 1.35, back-ported to
+    # 1.32-1.34) and ST-031's for suspended zero-completion jobs (kubernetes#132614, before
+    # 1.34, back-ported to 1.32 and 1.33).
     newest_status_strategy: bool
 
     @classmethod

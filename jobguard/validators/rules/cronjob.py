@@ -8,13 +8,10 @@ on a CronJob's template, so its completions and completionMode stay as written.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from jobguard.validators.context import CronJobContext
 from jobguard.validators.errors import FieldError, invalid, not_supported
+from jobguard.validators.model import CronJob, as_sent
 from jobguard.validators.rules.jobspec import check_job_spec
-
-PATH = "spec.jobTemplate.spec"
 
 
 def _as_cronjob_rule(error: FieldError) -> FieldError:
@@ -22,22 +19,20 @@ def _as_cronjob_rule(error: FieldError) -> FieldError:
     return replace(error, rule=rule)
 
 
-def check_cronjob(ctx: CronJobContext) -> list[FieldError]:
-    spec = ctx.new.spec.job_template.spec
-    raw_spec: Any = ctx.new_raw
-    for key in ("spec", "jobTemplate", "spec"):
-        raw_spec = raw_spec.get(key) if isinstance(raw_spec, dict) else None
-    raw_spec = raw_spec if isinstance(raw_spec, dict) else {}
-    errors = [_as_cronjob_rule(e) for e in check_job_spec(spec, raw_spec, PATH, defaulted=False)]
-    if raw_spec.get("selector") is not None:
+def check_cronjob(cronjob: CronJob, path: str) -> list[FieldError]:
+    """CJ-001..CJ-005 on the CronJob's spec at `path`."""
+    spec = cronjob.spec.job_template.spec
+    spec_path = f"{path}.jobTemplate.spec"
+    errors = [_as_cronjob_rule(e) for e in check_job_spec(spec, spec_path, defaulted=False)]
+    selector = as_sent(spec.selector)
+    if selector is not None:
         errors.append(
             invalid(
-                "CJ-003",
-                f"{PATH}.selector",
-                raw_spec["selector"],
-                "`selector` will be auto-generated",
+                "CJ-003", f"{spec_path}.selector", selector, "`selector` will be auto-generated"
             )
         )
     if spec.manual_selector is True:
-        errors.append(not_supported("CJ-003", f"{PATH}.manualSelector", True, ["nil", "false"]))
+        errors.append(
+            not_supported("CJ-003", f"{spec_path}.manualSelector", True, ["nil", "false"])
+        )
     return errors

@@ -6,7 +6,6 @@ These run on CREATE and, as upstream does, again on every UPDATE of `jobs`.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from jobguard.validators.errors import (
     ErrorType,
@@ -16,7 +15,7 @@ from jobguard.validators.errors import (
     not_supported,
     required,
 )
-from jobguard.validators.model import INDEXED, NON_INDEXED, JobSpec
+from jobguard.validators.model import INDEXED, NON_INDEXED, Job, JobSpec
 from jobguard.validators.rules.pod_failure_policy import check_pod_failure_policy
 from jobguard.validators.rules.success_policy import check_success_policy
 
@@ -216,9 +215,7 @@ def _restart_policy(spec: JobSpec, path: str) -> list[FieldError]:
     return []
 
 
-def check_job_spec(
-    spec: JobSpec, raw_spec: dict[str, Any], path: str, *, defaulted: bool = True
-) -> list[FieldError]:
+def check_job_spec(spec: JobSpec, path: str, *, defaulted: bool = True) -> list[FieldError]:
     """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order.
 
     `defaulted` is False for CronJob templates, which the Job defaulter never touches.
@@ -226,17 +223,17 @@ def check_job_spec(
     errors = _non_negative_counts(spec, path)
     errors += _managed_by(spec, path)
     errors += _completion_mode(spec, path)
-    errors += check_pod_failure_policy(
-        spec, raw_spec.get("podFailurePolicy"), path, defaulted=defaulted
-    )
-    errors += check_success_policy(spec, raw_spec.get("successPolicy"), path)
+    errors += check_pod_failure_policy(spec, path, defaulted=defaulted)
+    errors += check_success_policy(spec, path)
     errors += _pod_replacement_policy(spec, path)
     errors += _restart_policy(spec, path)
     return errors
 
 
-def check_indexed_hostname(name: str, spec: JobSpec) -> list[FieldError]:
-    """JS-007: the largest Indexed pod hostname `<name>-<completions-1>` must be a DNS label."""
+def check_indexed_hostname(job: Job, path: str) -> list[FieldError]:
+    """JS-007: the largest Indexed pod hostname `<name>-<completions-1>` must be a DNS label
+    (`path` is the Job's metadata)."""
+    spec, name = job.spec, job.metadata.name or ""
     if spec.completion_mode != INDEXED or spec.completions is None or spec.completions <= 0:
         return []
     hostname = f"{name}-{spec.completions - 1}"
@@ -245,7 +242,7 @@ def check_indexed_hostname(name: str, spec: JobSpec) -> list[FieldError]:
     return [
         invalid(
             "JS-007",
-            "metadata.name",
+            f"{path}.name",
             name,
             f"will not able to create pod with invalid DNS label: {hostname}",
         )

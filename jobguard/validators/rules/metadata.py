@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -60,7 +61,9 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
-def check_labels_and_annotations(metadata: dict[str, Any], path: str) -> list[FieldError]:
+def check_labels_and_annotations(metadata: Mapping[str, Any], path: str) -> list[FieldError]:
+    """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it), on the
+    metadata as sent."""
     errors: list[FieldError] = []
     labels = metadata.get("labels") or {}
     for key, value in labels.items():
@@ -87,12 +90,13 @@ def check_labels_and_annotations(metadata: dict[str, Any], path: str) -> list[Fi
 
 
 def check_metadata_update(
-    new: dict[str, Any], old: dict[str, Any], *, syntax: bool = True
+    new: Mapping[str, Any], old: Mapping[str, Any], path: str, *, syntax: bool = True
 ) -> list[FieldError]:
-    """Immutable metadata, and label/annotation syntax unless the caller already checked it."""
+    """IM-008 (upstream ValidateObjectMetaUpdate) on the metadata as sent: immutable members,
+    and label/annotation syntax unless the caller already checked it."""
     errors: list[FieldError] = []
     for key in _IMMUTABLE_META:
         new_value, old_value = new.get(key), old.get(key)
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
-            errors.append(immutable("IM-008", f"metadata.{key}", new_value))
-    return errors + check_labels_and_annotations(new, "metadata") if syntax else errors
+            errors.append(immutable("IM-008", f"{path}.{key}", new_value))
+    return errors + check_labels_and_annotations(new, path) if syntax else errors

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from jobguard.validators.errors import (
     ErrorType,
     FieldError,
@@ -12,7 +10,11 @@ from jobguard.validators.errors import (
     not_supported,
     required,
 )
-from jobguard.validators.model import JobSpec
+from jobguard.validators.model import (
+    ExitCodesRequirement,
+    JobSpec,
+    PodConditionsPattern,
+)
 from jobguard.validators.rules.metadata import qualified_name_problem
 
 MAX_RULES = 20
@@ -28,10 +30,6 @@ def _go_quoted_list(values: list[str]) -> str:
     return "[" + " ".join(f'"{v}"' for v in values) + "]"
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _container_names(spec: JobSpec) -> set[str]:
     pod = spec.template.spec if spec.template is not None else None
     if pod is None:
@@ -39,16 +37,16 @@ def _container_names(spec: JobSpec) -> set[str]:
     return {c.name for c in (pod.containers or []) + (pod.init_containers or [])}
 
 
-def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldError]:
+def _exit_codes(rule: ExitCodesRequirement, path: str, names: set[str]) -> list[FieldError]:
     errors: list[FieldError] = []
-    operator = rule.get("operator")
+    operator = rule.operator
     if not operator:
         errors.append(
             required(RULE, f"{path}.operator", f"valid values: {_go_quoted_list(_OPERATORS)}")
         )
     elif operator not in _OPERATORS:
         errors.append(not_supported(RULE, f"{path}.operator", operator, _OPERATORS))
-    container = rule.get("containerName")
+    container = rule.container_name
     if container is not None and container not in names:
         errors.append(
             invalid(
@@ -58,7 +56,7 @@ def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldE
                 "must be one of the container or initContainer names in the pod template",
             )
         )
-    values = _list(rule.get("values"))
+    values = rule.values or []
     values_path = f"{path}.values"
     if not values:
         errors.append(invalid(RULE, values_path, values, "at least one value is required"))
@@ -77,8 +75,6 @@ def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldE
         previous: int | None = None
         ordered = True
         for j, value in enumerate(values):
-            if not isinstance(value, int) or isinstance(value, bool):
-                continue
             if operator == "In" and value == 0:
                 errors.append(
                     invalid(RULE, f"{values_path}[{j}]", value, "must not be 0 for the In operator")
@@ -96,7 +92,9 @@ def _exit_codes(rule: dict[str, Any], path: str, names: set[str]) -> list[FieldE
     return errors
 
 
-def _pod_conditions(conditions: list[Any], path: str, defaulted: bool) -> list[FieldError]:
+def _pod_conditions(
+    conditions: list[PodConditionsPattern], path: str, defaulted: bool
+) -> list[FieldError]:
     errors: list[FieldError] = []
     if len(conditions) > MAX_POD_CONDITIONS:
         errors.append(
@@ -109,14 +107,12 @@ def _pod_conditions(conditions: list[Any], path: str, defaulted: bool) -> list[F
             )
         )
     for k, condition in enumerate(conditions):
-        if not isinstance(condition, dict):
-            continue
         cpath = f"{path}[{k}]"
-        ctype = condition.get("type", "")
-        if isinstance(ctype, str) and (problem := qualified_name_problem(ctype)) is not None:
+        ctype = condition.type
+        if (problem := qualified_name_problem(ctype)) is not None:
             errors.append(invalid(RULE, f"{cpath}.type", ctype, problem))
         # The Job defaulter sets an empty status to "True"; CronJob templates are not defaulted.
-        status = condition.get("status") or ""
+        status = condition.status or ""
         if defaulted and status == "":
             status = "True"
         if status == "":
@@ -129,12 +125,13 @@ def _pod_conditions(conditions: list[Any], path: str, defaulted: bool) -> list[F
 
 
 def check_pod_failure_policy(
-    spec: JobSpec, raw_policy: Any, path: str, *, defaulted: bool = True
+    spec: JobSpec, path: str, *, defaulted: bool = True
 ) -> list[FieldError]:
-    if not isinstance(raw_policy, dict):
+    """JS-008 on the spec at `path` (upstream validatePodFailurePolicy)."""
+    if spec.pod_failure_policy is None:
         return []
     rules_path = f"{path}.podFailurePolicy.rules"
-    rules = _list(raw_policy.get("rules"))
+    rules = spec.pod_failure_policy.rules or []
     errors: list[FieldError] = []
     if len(rules) > MAX_RULES:
         errors.append(
@@ -148,10 +145,8 @@ def check_pod_failure_policy(
         )
     names = _container_names(spec)
     for i, rule in enumerate(rules):
-        if not isinstance(rule, dict):
-            continue
         rule_path = f"{rules_path}[{i}]"
-        action = rule.get("action", "")
+        action = rule.action
         if not action:
             errors.append(
                 required(RULE, f"{rule_path}.action", f"valid values: {_go_quoted_list(_ACTIONS)}")
@@ -167,11 +162,11 @@ def check_pod_failure_policy(
             )
         elif action not in _ACTIONS:
             errors.append(not_supported(RULE, f"{rule_path}.action", action, _ACTIONS))
-        exit_codes = rule.get("onExitCodes")
-        conditions = rule.get("onPodConditions")
-        if isinstance(exit_codes, dict):
+        exit_codes = rule.on_exit_codes
+        conditions = rule.on_pod_conditions
+        if exit_codes is not None:
             errors += _exit_codes(exit_codes, f"{rule_path}.onExitCodes", names)
-        if isinstance(conditions, list):
+        if conditions is not None:
             errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions", defaulted)
         if exit_codes is not None and conditions:
             errors.append(

@@ -1,15 +1,11 @@
 """Invariants of UPDATE of `jobs/status` (ST-001..ST-041): docs/RULES.md, "Status invariants (ST)".
 
-Most checks run only when the fields they read change (upstream's "options" derived from the
-old and new Job), so a Job that already breaks a rule can still get unrelated status updates.
+Most checks run only when the fields they read change: `StatusOptions` (strategy.py) says
+which, so a Job that already breaks a rule can still get unrelated status updates.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from jobguard.validators.context import JobContext
 from jobguard.validators.errors import (
     ErrorType,
     FieldError,
@@ -21,102 +17,16 @@ from jobguard.validators.errors import (
 )
 from jobguard.validators.intervals import IndexParseError, count_indexes, first_overlap
 from jobguard.validators.lifecycle import COMPLETE, FAILED, FAILURE_TARGET, JobState
-from jobguard.validators.model import INDEXED, Job
-from jobguard.validators.semantic import normalize
-
-CONDITIONS = "status.conditions"
+from jobguard.validators.model import INDEXED, Job, Time, as_sent
+from jobguard.validators.strategy import StatusOptions
 
 
-@dataclass(frozen=True, slots=True)
-class StatusOptions:
-    """Upstream `getStatusValidationOptions`: which checks this update triggers."""
-
-    reject_decreasing_succeeded: bool
-    reject_decreasing_failed: bool
-    reject_disabling_terminal_condition: bool
-    reject_invalid_completed_indexes: bool
-    reject_invalid_failed_indexes: bool
-    reject_completed_indexes_for_non_indexed: bool
-    reject_failed_indexes_without_backoff_limit_per_index: bool
-    reject_failed_indexes_overlapping_completed: bool
-    reject_failed_without_failure_target: bool
-    reject_complete_without_success_criteria_met: bool
-    reject_finished_with_active_pods: bool
-    reject_finished_without_start_time: bool
-    reject_finished_with_uncounted_pods: bool
-    reject_start_time_update_for_unsuspended: bool
-    reject_completion_time_before_start_time: bool
-    reject_mutating_completion_time: bool
-    reject_not_complete_with_completion_time: bool
-    reject_complete_without_completion_time: bool
-    reject_complete_with_failed: bool
-    reject_complete_with_failure_target: bool
-    reject_more_ready_than_active: bool
-    reject_finished_with_terminating: bool
+def _text(time: Time | None) -> str | None:
+    """A timestamp as sent, for messages."""
+    return None if time is None else time.text
 
 
-def _uncounted(raw: dict[str, Any]) -> Any:
-    status = raw.get("status")
-    value = status.get("uncountedTerminatedPods") if isinstance(status, dict) else None
-    # Absent differs from {} here (pointer-aware, as upstream compares pointers).
-    return None if value is None else ("set", normalize(value))
-
-
-def status_options(ctx: JobContext) -> StatusOptions:
-    assert ctx.old is not None and ctx.old_state is not None and ctx.old_raw is not None
-    new, old = ctx.new, ctx.old
-    ns, os_ = ctx.new_state, ctx.old_state
-    newest = ctx.semantics.newest_status_strategy
-    spec = new.spec
-    indexed = spec.completion_mode == INDEXED
-    finished_changed = ns.finished != os_.finished
-    complete_changed = ns.complete != os_.complete
-    failed_changed = ns.failed != os_.failed
-    failure_target_changed = ns.failure_target != os_.failure_target
-    scm_changed = ns.success_criteria_met != os_.success_criteria_met
-    completed_changed = (new.status.completed_indexes or "") != (old.status.completed_indexes or "")
-    failed_indexes_changed = new.status.failed_indexes != old.status.failed_indexes
-    active_changed = ns.active != os_.active
-    ready_changed = new.status.ready != old.status.ready
-    terminating_changed = new.status.terminating != old.status.terminating
-    start_changed = new.status.start_time != old.status.start_time
-    completion_changed = new.status.completion_time != old.status.completion_time
-    uncounted_changed = _uncounted(ctx.new_raw) != _uncounted(ctx.old_raw)
-    suspended_zero = newest and spec.suspend is True and spec.completions == 0
-    resuming = os_.suspended_true and ns.suspended_false
-    return StatusOptions(
-        reject_decreasing_succeeded=not indexed or spec.completions != spec.parallelism,
-        reject_decreasing_failed=True,
-        reject_disabling_terminal_condition=True,
-        reject_invalid_completed_indexes=completed_changed,
-        reject_invalid_failed_indexes=failed_indexes_changed,
-        reject_completed_indexes_for_non_indexed=completed_changed,
-        reject_failed_indexes_without_backoff_limit_per_index=failed_indexes_changed,
-        reject_failed_indexes_overlapping_completed=failed_indexes_changed or completed_changed,
-        reject_failed_without_failure_target=failed_changed or failed_indexes_changed,
-        reject_complete_without_success_criteria_met=complete_changed or scm_changed,
-        reject_finished_with_active_pods=finished_changed or active_changed,
-        reject_finished_without_start_time=(finished_changed or start_changed)
-        and not suspended_zero,
-        reject_finished_with_uncounted_pods=finished_changed or uncounted_changed,
-        reject_start_time_update_for_unsuspended=start_changed and not resuming,
-        reject_completion_time_before_start_time=start_changed or completion_changed,
-        reject_mutating_completion_time=True,
-        reject_not_complete_with_completion_time=complete_changed or completion_changed,
-        reject_complete_without_completion_time=complete_changed or completion_changed,
-        reject_complete_with_failed=complete_changed or failed_changed,
-        reject_complete_with_failure_target=complete_changed or failure_target_changed,
-        reject_more_ready_than_active=ready_changed or active_changed,
-        reject_finished_with_terminating=finished_changed or terminating_changed,
-    )
-
-
-def _raw_status(raw: dict[str, Any], key: str) -> Any:
-    status = raw.get("status")
-    return status.get(key) if isinstance(status, dict) else None
-
-
-def _always_on_counters(job: Job) -> list[FieldError]:
+def _always_on_counters(job: Job, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     status = job.status
     for rule, name, value in (
@@ -127,25 +37,25 @@ def _always_on_counters(job: Job) -> list[FieldError]:
         ("ST-005", "terminating", status.terminating),
     ):
         if value is not None and value < 0:
-            errors.append(non_negative(rule, f"status.{name}", value))
+            errors.append(non_negative(rule, f"{path}.{name}", value))
     uncounted = status.uncounted_terminated_pods
     if uncounted is not None:
         seen: set[str] = set()
         for list_name, uids in (("succeeded", uncounted.succeeded), ("failed", uncounted.failed)):
             for i, uid in enumerate(uids or ()):
-                path = f"status.uncountedTerminatedPods.{list_name}[{i}]"
+                uid_path = f"{path}.uncountedTerminatedPods.{list_name}[{i}]"
                 if uid == "":
-                    errors.append(invalid("ST-006", path, uid, "must not be empty"))
+                    errors.append(invalid("ST-006", uid_path, uid, "must not be empty"))
                 elif uid in seen:
-                    errors.append(FieldError("ST-006", path, ErrorType.DUPLICATE, "", uid))
+                    errors.append(FieldError("ST-006", uid_path, ErrorType.DUPLICATE, "", uid))
                 else:
                     seen.add(uid)
     return errors
 
 
-def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
+def _index_errors(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
     errors: list[FieldError] = []
-    spec, status = ctx.new.spec, ctx.new.status
+    spec, status = job.spec, job.status
     completions = spec.completions
     completed = status.completed_indexes
     failed = status.failed_indexes
@@ -156,7 +66,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
             errors.append(
                 invalid(
                     "ST-023",
-                    "status.completedIndexes",
+                    f"{path}.completedIndexes",
                     completed,
                     f"error parsing completedIndexes: {exc}",
                 )
@@ -172,7 +82,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
         except IndexParseError as exc:
             errors.append(
                 invalid(
-                    "ST-024", "status.failedIndexes", failed, f"error parsing failedIndexes: {exc}"
+                    "ST-024", f"{path}.failedIndexes", failed, f"error parsing failedIndexes: {exc}"
                 )
             )
     if (
@@ -183,7 +93,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
         errors.append(
             invalid(
                 "ST-025",
-                "status.completedIndexes",
+                f"{path}.completedIndexes",
                 completed,
                 "cannot set non-empty completedIndexes when non-indexed completion mode",
             )
@@ -196,7 +106,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
         errors.append(
             invalid(
                 "ST-026",
-                "status.failedIndexes",
+                f"{path}.failedIndexes",
                 failed,
                 "cannot set non-null failedIndexes when backoffLimitPerIndex is null",
             )
@@ -212,7 +122,7 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
             errors.append(
                 invalid(
                     "ST-027",
-                    "status.failedIndexes",
+                    f"{path}.failedIndexes",
                     failed,
                     f"failedIndexes and completedIndexes overlap at index: {overlap}",
                 )
@@ -220,25 +130,26 @@ def _index_errors(ctx: JobContext, opts: StatusOptions) -> list[FieldError]:
     return errors
 
 
-def check_status(ctx: JobContext) -> list[FieldError]:
-    """Every status invariant check of an UPDATE of `jobs/status`, in upstream order."""
-    assert ctx.old is not None and ctx.old_state is not None
-    opts = status_options(ctx)
-    new, state, old_state = ctx.new, ctx.new_state, ctx.old_state
-    status = new.status
-    raw = ctx.new_raw
-    errors = _always_on_counters(new)
+def check_job_status(job: Job, state: JobState, path: str, opts: StatusOptions) -> list[FieldError]:
+    """The new status on its own (upstream validateJobStatus), in upstream order; `state` is
+    the Job's lifecycle state."""
+    status = job.status
+    errors = _always_on_counters(job, path)
 
     if opts.reject_complete_with_failed and state.complete and state.failed:
         errors.append(
             invalid_omitted(
-                "ST-038", CONDITIONS, "cannot set Complete=True and Failed=true conditions"
+                "ST-038",
+                f"{path}.conditions",
+                "cannot set Complete=True and Failed=true conditions",
             )
         )
     if opts.reject_complete_with_failure_target and state.complete and state.failure_target:
         errors.append(
             invalid_omitted(
-                "ST-039", CONDITIONS, "cannot set Complete=True and FailureTarget=true conditions"
+                "ST-039",
+                f"{path}.conditions",
+                "cannot set Complete=True and FailureTarget=true conditions",
             )
         )
     if (
@@ -249,8 +160,8 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         errors.append(
             invalid(
                 "ST-036",
-                "status.completionTime",
-                _raw_status(raw, "completionTime"),
+                f"{path}.completionTime",
+                _text(status.completion_time),
                 "cannot set completionTime when there is no Complete=True condition",
             )
         )
@@ -261,7 +172,7 @@ def check_status(ctx: JobContext) -> list[FieldError]:
     ):
         errors.append(
             required(
-                "ST-037", "status.completionTime", "completionTime is required for Complete jobs"
+                "ST-037", f"{path}.completionTime", "completionTime is required for Complete jobs"
             )
         )
     if (
@@ -273,8 +184,8 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         errors.append(
             invalid(
                 "ST-034",
-                "status.completionTime",
-                _raw_status(raw, "completionTime"),
+                f"{path}.completionTime",
+                _text(status.completion_time),
                 "must be equal to or after `startTime`",
             )
         )
@@ -282,7 +193,7 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         errors.append(
             invalid_omitted(
                 "ST-028",
-                CONDITIONS,
+                f"{path}.conditions",
                 "cannot set Failed=True condition without the FailureTarget=true condition",
             )
         )
@@ -294,17 +205,19 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         errors.append(
             invalid_omitted(
                 "ST-029",
-                CONDITIONS,
+                f"{path}.conditions",
                 "cannot set Complete=True condition without the SuccessCriteriaMet=true condition",
             )
         )
     if opts.reject_finished_with_active_pods and state.finished and state.active > 0:
         errors.append(
-            invalid("ST-030", "status.active", state.active, "active>0 is invalid for finished job")
+            invalid(
+                "ST-030", f"{path}.active", state.active, "active>0 is invalid for finished job"
+            )
         )
     if opts.reject_finished_without_start_time and state.finished and status.start_time is None:
         errors.append(
-            required("ST-031", "status.startTime", "startTime is required for finished job")
+            required("ST-031", f"{path}.startTime", "startTime is required for finished job")
         )
     uncounted = status.uncounted_terminated_pods
     if (
@@ -316,17 +229,17 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         errors.append(
             invalid(
                 "ST-032",
-                "status.uncountedTerminatedPods",
-                _raw_status(raw, "uncountedTerminatedPods"),
+                f"{path}.uncountedTerminatedPods",
+                as_sent(uncounted),
                 "must be empty for finished job",
             )
         )
-    errors += _index_errors(ctx, opts)
+    errors += _index_errors(job, path, opts)
     if opts.reject_finished_with_terminating and state.finished and (state.terminating or 0) > 0:
         errors.append(
             invalid(
                 "ST-041",
-                "status.terminating",
+                f"{path}.terminating",
                 state.terminating,
                 "terminating>0 is invalid for finished job",
             )
@@ -337,13 +250,15 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         and state.ready > state.active
     ):
         errors.append(
-            invalid("ST-040", "status.ready", state.ready, "cannot set more ready pods than active")
+            invalid(
+                "ST-040", f"{path}.ready", state.ready, "cannot set more ready pods than active"
+            )
         )
     if state.success_criteria_met and state.failed:
         errors.append(
             invalid_omitted(
                 "ST-007",
-                CONDITIONS,
+                f"{path}.conditions",
                 "cannot set SuccessCriteriaMet=True and Failed=true conditions",
             )
         )
@@ -351,29 +266,28 @@ def check_status(ctx: JobContext) -> list[FieldError]:
         errors.append(
             invalid_omitted(
                 "ST-008",
-                CONDITIONS,
+                f"{path}.conditions",
                 "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions",
             )
         )
-    if new.spec.success_policy is not None and state.complete and not state.success_criteria_met:
+    if job.spec.success_policy is not None and state.complete and not state.success_criteria_met:
         errors.append(
             invalid_omitted(
                 "ST-009",
-                CONDITIONS,
+                f"{path}.conditions",
                 "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True",
             )
         )
-
-    errors += _update_checks(ctx, opts, old_state, state)
     return errors
 
 
-def _update_checks(
-    ctx: JobContext, opts: StatusOptions, old_state: JobState, state: JobState
+def check_job_status_update(
+    new: Job, old: Job, state: JobState, old_state: JobState, path: str, opts: StatusOptions
 ) -> list[FieldError]:
-    assert ctx.old is not None
+    """The status against the old one (upstream validateJobStatusUpdate), in upstream order;
+    the states are the Jobs' lifecycle states."""
     errors: list[FieldError] = []
-    new_status, old_status = ctx.new.status, ctx.old.status
+    new_status, old_status = new.status, old.status
     if opts.reject_disabling_terminal_condition:
         for condition, was, now in (
             (FAILED, old_state.failed, state.failed),
@@ -384,20 +298,23 @@ def _update_checks(
                 errors.append(
                     invalid_omitted(
                         "ST-022",
-                        CONDITIONS,
+                        f"{path}.conditions",
                         f"cannot disable the terminal {condition}=True condition",
                     )
                 )
     new_failed, old_failed = new_status.failed or 0, old_status.failed or 0
     if opts.reject_decreasing_failed and new_failed < old_failed:
         errors.append(
-            invalid("ST-021", "status.failed", new_failed, "cannot decrease the failed counter")
+            invalid("ST-021", f"{path}.failed", new_failed, "cannot decrease the failed counter")
         )
     new_succeeded, old_succeeded = new_status.succeeded or 0, old_status.succeeded or 0
     if opts.reject_decreasing_succeeded and new_succeeded < old_succeeded:
         errors.append(
             invalid(
-                "ST-020", "status.succeeded", new_succeeded, "cannot decrease the succeeded counter"
+                "ST-020",
+                f"{path}.succeeded",
+                new_succeeded,
+                "cannot decrease the succeeded counter",
             )
         )
     if (
@@ -407,40 +324,42 @@ def _update_checks(
         and new_status.completion_time != old_status.completion_time
     ):
         errors.append(
-            immutable("ST-035", "status.completionTime", _raw_status(ctx.new_raw, "completionTime"))
+            immutable("ST-035", f"{path}.completionTime", _text(new_status.completion_time))
         )
     if (
         opts.reject_start_time_update_for_unsuspended
         and old_status.start_time is not None
         and new_status.start_time != old_status.start_time
-        and ctx.new.spec.suspend is not True
+        and new.spec.suspend is not True
     ):
-        if ctx.semantics.newest_status_strategy:
+        if opts.start_time_update_is_invalid:
             errors.append(
                 invalid(
                     "ST-033",
-                    "status.startTime",
-                    _raw_status(ctx.new_raw, "startTime"),
+                    f"{path}.startTime",
+                    _text(new_status.start_time),
                     "field is immutable for unsuspended job once set",
                 )
             )
         else:
             errors.append(
                 required(
-                    "ST-033", "status.startTime", "startTime cannot be removed for unsuspended job"
+                    "ST-033", f"{path}.startTime", "startTime cannot be removed for unsuspended job"
                 )
             )
     if old_state.success_criteria_met and not state.success_criteria_met:
         errors.append(
             invalid_omitted(
-                "ST-010", CONDITIONS, "cannot disable the SuccessCriteriaMet=True condition"
+                "ST-010",
+                f"{path}.conditions",
+                "cannot disable the SuccessCriteriaMet=True condition",
             )
         )
     if old_state.complete and not old_state.success_criteria_met and state.success_criteria_met:
         errors.append(
             invalid_omitted(
                 "ST-011",
-                CONDITIONS,
+                f"{path}.conditions",
                 "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions",
             )
         )

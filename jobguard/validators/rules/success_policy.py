@@ -3,24 +3,23 @@ and CronJob jobTemplates."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from jobguard.validators.errors import ErrorType, FieldError, invalid, non_negative, required
 from jobguard.validators.intervals import IndexParseError, count_indexes
-from jobguard.validators.model import INDEXED, JobSpec
+from jobguard.validators.model import INDEXED, JobSpec, SuccessPolicyRule, as_sent
 
 MAX_RULES = 20
 MAX_INDEXES_BYTES = 64 * 1024
 
 
-def check_success_policy(spec: JobSpec, raw_policy: Any, path: str) -> list[FieldError]:
-    """Create-style successPolicy checks on a (possibly undefaulted) Job spec at `path`."""
+def check_success_policy(spec: JobSpec, path: str) -> list[FieldError]:
+    """Create-style successPolicy checks on a (possibly undefaulted) Job spec at `path`
+    (upstream validateSuccessPolicy)."""
     policy = spec.success_policy
     if policy is None:
         return []
     policy_path = f"{path}.successPolicy"
     if spec.completion_mode != INDEXED:
-        return [invalid("SP-001", policy_path, raw_policy, "requires indexed completion mode")]
+        return [invalid("SP-001", policy_path, as_sent(policy), "requires indexed completion mode")]
     errors: list[FieldError] = []
     rules = policy.rules or []
     rules_path = f"{policy_path}.rules"
@@ -42,65 +41,70 @@ def check_success_policy(spec: JobSpec, raw_policy: Any, path: str) -> list[Fiel
                 len(rules),
             )
         )
-    completions = spec.completions
     for i, rule in enumerate(rules):
-        rule_path = f"{rules_path}[{i}]"
-        indexes, count = rule.succeeded_indexes, rule.succeeded_count
-        if indexes is None and count is None:
-            errors.append(
-                required(
-                    "SP-004",
-                    rule_path,
-                    "at least one of succeededCount or succeededIndexes must be specified",
-                )
+        errors += _check_success_policy_rule(rule, f"{rules_path}[{i}]", spec.completions)
+    return errors
+
+
+def _check_success_policy_rule(
+    rule: SuccessPolicyRule, path: str, completions: int | None
+) -> list[FieldError]:
+    """SP-004..SP-009 on one rule (upstream validateSuccessPolicyRule)."""
+    errors: list[FieldError] = []
+    indexes, count = rule.succeeded_indexes, rule.succeeded_count
+    if indexes is None and count is None:
+        errors.append(
+            required(
+                "SP-004",
+                path,
+                "at least one of succeededCount or succeededIndexes must be specified",
             )
-        indexes_path = f"{rule_path}.succeededIndexes"
-        if indexes is not None and len(indexes.encode()) > MAX_INDEXES_BYTES:
-            errors.append(
-                FieldError(
-                    "SP-005",
-                    indexes_path,
-                    ErrorType.TOO_LONG,
-                    f"may not be more than {MAX_INDEXES_BYTES} bytes",
-                )
+        )
+    indexes_path = f"{path}.succeededIndexes"
+    if indexes is not None and len(indexes.encode()) > MAX_INDEXES_BYTES:
+        errors.append(
+            FieldError(
+                "SP-005",
+                indexes_path,
+                ErrorType.TOO_LONG,
+                f"may not be more than {MAX_INDEXES_BYTES} bytes",
             )
-        if completions is None:
-            # Indexed without completions: JS-003 reports Required spec.completions; the
-            # checks below need completions, so they are skipped (upstream would read nil).
-            continue
-        indexes_size = 0
-        if indexes is not None:
-            try:
-                indexes_size = count_indexes(indexes, completions)
-            except IndexParseError as exc:
-                errors.append(
-                    invalid(
-                        "SP-006", indexes_path, indexes, f"error parsing succeededIndexes: {exc}"
-                    )
-                )
-        if count is None:
-            continue
-        count_path = f"{rule_path}.succeededCount"
-        if count < 0:
-            errors.append(non_negative("SP-007", count_path, count))
-        if count > completions:
+        )
+    if completions is None:
+        # Indexed without completions: JS-003 reports Required spec.completions; the checks
+        # below need completions, so they are skipped (upstream would read nil).
+        return errors
+    indexes_size = 0
+    if indexes is not None:
+        try:
+            indexes_size = count_indexes(indexes, completions)
+        except IndexParseError as exc:
             errors.append(
-                invalid(
-                    "SP-008",
-                    count_path,
-                    count,
-                    f"must be less than or equal to {completions} "
-                    "(the number of specified completions)",
-                )
+                invalid("SP-006", indexes_path, indexes, f"error parsing succeededIndexes: {exc}")
             )
-        if indexes is not None and count > indexes_size:
-            errors.append(
-                invalid(
-                    "SP-009",
-                    count_path,
-                    count,
-                    f"must be less than or equal to {indexes_size} "
-                    "(the number of indexes in the specified succeededIndexes field)",
-                )
+    if count is None:
+        return errors
+    count_path = f"{path}.succeededCount"
+    if count < 0:
+        errors.append(non_negative("SP-007", count_path, count))
+    if count > completions:
+        errors.append(
+            invalid(
+                "SP-008",
+                count_path,
+                count,
+                f"must be less than or equal to {completions} "
+                "(the number of specified completions)",
             )
+        )
+    if indexes is not None and count > indexes_size:
+        errors.append(
+            invalid(
+                "SP-009",
+                count_path,
+                count,
+                f"must be less than or equal to {indexes_size} "
+                "(the number of indexes in the specified succeededIndexes field)",
+            )
+        )
     return errors

@@ -1,74 +1,105 @@
 """Suspend semantics the API server does not enforce (NE-001..NE-009).
 
-NE-001 and NE-002 are on by default; configuration turns the others on. Informational ones
-default to `warn`. docs/RULES.md, "Suspend semantics (NE)".
+They read the lifecycle model: the old and new `JobState` and the update's `Transition`.
+NE-001 and NE-002 are on by default, the others off; informational ones default to `warn`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from jobguard.validators.context import JobContext, Operation
+from jobguard.validators.context import Requester
 from jobguard.validators.errors import FieldError, forbidden
-from jobguard.validators.lifecycle import COMPLETE, FAILED, Transition
-from jobguard.validators.rules.jobs import scheduling_directives_changed
+from jobguard.validators.lifecycle import COMPLETE, FAILED, JobState, Transition
+from jobguard.validators.versions import Semantics
+
+
+@dataclass(frozen=True, slots=True)
+class SuspendOptions:
+    """What the NE rules need besides the Job, resolved once per request."""
+
+    username: str
+    """Named in NE-007's message."""
+    may_change_suspend: bool
+    """NE-007: the requester is among the rule's configured users or groups."""
+    scheduling_directives_mutable_after_start: bool
+    """NE-009: the version lets a suspended Job that has run change its directives (KEP-5440)."""
+
+
+def suspend_options(
+    requester: Requester, params: Mapping[str, Mapping[str, Any]], semantics: Semantics
+) -> SuspendOptions:
+    """`params` holds each rule's configured parameters."""
+    return SuspendOptions(
+        username=requester.username,
+        may_change_suspend=_requester_listed(requester, params.get("NE-007", {})),
+        scheduling_directives_mutable_after_start=(
+            semantics.mutable_scheduling_directives_for_suspended_jobs
+        ),
+    )
+
+
+def _requester_listed(requester: Requester, params: Mapping[str, Any]) -> bool:
+    users = params.get("users") or []
+    groups = params.get("groups") or []
+    if any(fnmatch.fnmatchcase(requester.username, u) for u in users):
+        return True
+    return any(g in groups for g in requester.groups)
+
+
+def _ne007(path: str, opts: SuspendOptions) -> FieldError:
+    return forbidden(
+        "NE-007", f"{path}.suspend", f"user {opts.username!r} may not change spec.suspend"
+    )
+
+
+def check_suspend_create(new: JobState, path: str, opts: SuspendOptions) -> list[FieldError]:
+    """NE rules on CREATE of `jobs`: creating a Job running sets spec.suspend (NE-007)."""
+    if not new.suspend and not opts.may_change_suspend:
+        return [_ne007(path, opts)]
+    return []
 
 
 def check_suspend_update(
-    ctx: JobContext, params: Mapping[str, Mapping[str, Any]]
+    new: JobState, old: JobState, change: Transition, path: str, opts: SuspendOptions
 ) -> list[FieldError]:
-    """NE rules on CREATE/UPDATE of `jobs`. `params` holds each rule's configured parameters."""
+    """NE rules on UPDATE of `jobs`."""
     errors: list[FieldError] = []
-    new, old, t = ctx.new_state, ctx.old_state, ctx.transition
-    if old is not None and Transition.SUSPENDED in t and old.finished:
-        errors.append(forbidden("NE-001", "spec.suspend", "a finished Job cannot be suspended"))
-    if (
-        old is not None
-        and Transition.RESUMED in t
-        and ctx.new.spec.active_deadline_seconds is not None
-    ):
+    if Transition.SUSPENDED in change and old.finished:
+        errors.append(forbidden("NE-001", f"{path}.suspend", "a finished Job cannot be suspended"))
+    if Transition.RESUMED in change and new.has_active_deadline:
         errors.append(
             forbidden(
                 "NE-005",
-                "spec.activeDeadlineSeconds",
+                f"{path}.activeDeadlineSeconds",
                 "activeDeadlineSeconds measures time since the last resume and restarts now",
             )
         )
-    if old is not None and Transition.SUSPENDED in t and old.active > 0:
+    if Transition.SUSPENDED in change and old.active > 0:
         errors.append(
             forbidden(
                 "NE-006",
-                "spec.suspend",
+                f"{path}.suspend",
                 f"suspending deletes the Job's {old.active} active pods; they do not count "
                 "towards completions",
             )
         )
-    suspend_changed = (
-        Transition.RESUMED in t
-        or Transition.SUSPENDED in t
-        or (ctx.operation is Operation.CREATE and not new.suspend)
-    )
-    if suspend_changed and not _requester_listed(ctx, params.get("NE-007", {})):
-        errors.append(
-            forbidden(
-                "NE-007",
-                "spec.suspend",
-                f"user {ctx.requester.username!r} may not change spec.suspend",
-            )
-        )
+    suspend_changed = Transition.RESUMED in change or Transition.SUSPENDED in change
+    if suspend_changed and not opts.may_change_suspend:
+        errors.append(_ne007(path, opts))
     if (
-        old is not None
-        and old.suspend
+        old.suspend
         and old.started
-        and not ctx.semantics.mutable_scheduling_directives_for_suspended_jobs
-        and _scheduling_changed(ctx)
+        and not opts.scheduling_directives_mutable_after_start
+        and Transition.SCHEDULING_DIRECTIVES_CHANGED in change
     ):
         errors.append(
             forbidden(
                 "NE-009",
-                "spec.template",
+                f"{path}.template",
                 "scheduling directives of a Job that has already run become mutable only "
                 "from Kubernetes 1.36 (KEP-5440)",
             )
@@ -76,64 +107,48 @@ def check_suspend_update(
     return errors
 
 
-def _scheduling_changed(ctx: JobContext) -> bool:
-    assert ctx.old_raw is not None
-    return scheduling_directives_changed(ctx.old_raw, ctx.new_raw)
-
-
-def _requester_listed(ctx: JobContext, params: Mapping[str, Any]) -> bool:
-    user = ctx.requester
-    users = params.get("users") or []
-    groups = params.get("groups") or []
-    if any(fnmatch.fnmatchcase(user.username, u) for u in users):
-        return True
-    return any(g in groups for g in user.groups)
-
-
-def check_suspend_status(ctx: JobContext) -> list[FieldError]:
+def check_suspend_status(
+    new: JobState, old: JobState, change: Transition, path: str
+) -> list[FieldError]:
     """NE rules on UPDATE of `jobs/status`."""
-    assert ctx.old_state is not None
     errors: list[FieldError] = []
-    new, old, t = ctx.new_state, ctx.old_state, ctx.transition
     if old.has_suspended_condition and new.suspended_condition_count != 1:
         errors.append(
             forbidden(
                 "NE-002",
-                "status.conditions",
+                f"{path}.conditions",
                 "the Suspended condition must be kept (set to False on resume), exactly once",
             )
         )
-    if Transition.SUSPENDED_CONDITION_SET in t and new.active > 0:
+    if Transition.SUSPENDED_CONDITION_SET in change and new.active > 0:
         errors.append(
             forbidden(
                 "NE-003",
-                "status.conditions",
+                f"{path}.conditions",
                 "Suspended=True may be set only after all active pods have terminated",
             )
         )
-    resuming = Transition.SUSPENDED_CONDITION_CLEARED in t
-    start_set_or_changed = Transition.STARTED in t or Transition.START_TIME_RESET in t
+    resuming = Transition.SUSPENDED_CONDITION_CLEARED in change
+    start_set_or_changed = Transition.STARTED in change or Transition.START_TIME_RESET in change
     if start_set_or_changed and new.suspend and not resuming:
         errors.append(
             forbidden(
                 "NE-004",
-                "status.startTime",
+                f"{path}.startTime",
                 "startTime is set when the Job is resumed, not while it is suspended",
             )
         )
+    # The first condition that became terminal (Complete before Failed) is named.
     newly_terminal = [
         name
-        for name, was, now in (
-            (COMPLETE, old.complete, new.complete),
-            (FAILED, old.failed, new.failed),
-        )
-        if now and not was
+        for name, flag in ((COMPLETE, Transition.COMPLETED), (FAILED, Transition.FAILED))
+        if flag in change
     ]
     if newly_terminal and new.suspended_true:
         errors.append(
             forbidden(
                 "NE-008",
-                "status.conditions",
+                f"{path}.conditions",
                 f"cannot add the {newly_terminal[0]}=True condition while Suspended=True",
             )
         )

@@ -6,82 +6,98 @@ and DELETE are never judged; exempt requesters and a policy's controllers may do
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from jobguard.validators.context import JobContext, Operation
+from jobguard.validators.context import Requester
 from jobguard.validators.errors import FieldError, forbidden
-from jobguard.validators.lifecycle import Transition
+from jobguard.validators.lifecycle import JobState, Transition
+from jobguard.validators.model import Job
 from jobguard.validators.policy import PolicySet, SuspendPolicy
-from jobguard.validators.rules.jobs import scheduling_directives_changed
 
 
-def job_labels(raw: dict[str, Any]) -> dict[str, str]:
+@dataclass(frozen=True, slots=True)
+class PolicyOptions:
+    """What the SUS rules need besides the Job, resolved once per request."""
+
+    policies: PolicySet
+    namespace: str
+    """The namespace policies and exemptions match (resolved once, in `Request`)."""
+    requester: Requester
+
+
+def policy_options(policies: PolicySet, namespace: str, requester: Requester) -> PolicyOptions:
+    return PolicyOptions(policies, namespace, requester)
+
+
+def job_labels(job: Job) -> dict[str, str]:
     """The Job's labels; like v1 defaulting, the template's when the Job has none."""
-    metadata = raw.get("metadata")
-    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    labels = job.metadata.labels
     if not labels:
-        spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
-        template = spec.get("template") if isinstance(spec, dict) else None
-        template_meta = template.get("metadata") if isinstance(template, dict) else None
-        labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
-    if not isinstance(labels, dict):
-        return {}
-    return {k: v for k, v in labels.items() if isinstance(v, str)}
+        template = job.spec.template
+        labels = template.metadata.labels if template and template.metadata else None
+    return dict(labels or {})
 
 
-def matching_policy(
-    policies: PolicySet, namespace: str, raw: dict[str, Any]
-) -> SuspendPolicy | None:
-    return policies.policy_for(namespace, job_labels(raw))
+def _matching_policy(job: Job, opts: PolicyOptions) -> SuspendPolicy | None:
+    return opts.policies.policy_for(opts.namespace, job_labels(job))
 
 
-def check_suspend_policies(ctx: JobContext, policies: PolicySet) -> list[FieldError]:
-    if ctx.is_status or not policies.policies:
+def check_suspend_policy_create(new: Job, path: str, opts: PolicyOptions) -> list[FieldError]:
+    """SUS-001: matched Jobs are created suspended, unless by the policy's controllers."""
+    policies, requester = opts.policies, opts.requester
+    if not policies.policies or policies.exemptions.exempt(opts.namespace, requester):
         return []
-    namespace = ctx.namespace
-    requester = ctx.requester
-    if policies.exemptions.exempt(namespace, requester):
+    policy = _matching_policy(new, opts)
+    if policy is None or policy.controllers.includes(requester) or new.spec.suspend:
         return []
-    new_policy = matching_policy(policies, namespace, ctx.new_raw)
-    if ctx.operation is Operation.CREATE:
-        if new_policy is None or new_policy.controllers.includes(requester):
-            return []
-        if ctx.new_state.suspend:
-            return []
-        who = new_policy.controllers.describe()
-        return [
-            forbidden(
-                "SUS-001",
-                "spec.suspend",
-                f"jobs matched by policy '{new_policy.name}' must be created suspended "
-                f"(spec.suspend: true); only {who} may create them running",
-            )
-        ]
-    assert ctx.old_raw is not None and ctx.old_state is not None
-    old_policy = matching_policy(policies, namespace, ctx.old_raw)
+    who = policy.controllers.describe()
+    return [
+        forbidden(
+            "SUS-001",
+            f"{path}.suspend",
+            f"jobs matched by policy '{policy.name}' must be created suspended "
+            f"(spec.suspend: true); only {who} may create them running",
+        )
+    ]
+
+
+def check_suspend_policy_update(
+    new: Job, old: Job, change: Transition, path: str, opts: PolicyOptions
+) -> list[FieldError]:
+    """SUS-002..SUS-005: only a matched policy's controllers resume, suspend, re-place or
+    relabel its Jobs (the old Job's policy governs; a newly matched one otherwise)."""
+    policies, requester = opts.policies, opts.requester
+    if not policies.policies or policies.exemptions.exempt(opts.namespace, requester):
+        return []
+    old_policy = _matching_policy(old, opts)
+    new_policy = _matching_policy(new, opts)
     policy = old_policy or new_policy
     if policy is None or policy.controllers.includes(requester):
         return []
     who = policy.controllers.describe()
     name = policy.name
     errors: list[FieldError] = []
-    if Transition.RESUMED in ctx.transition:
+    if Transition.RESUMED in change:
         errors.append(
             forbidden(
-                "SUS-002", "spec.suspend", f"only {who} may resume jobs matched by policy '{name}'"
+                "SUS-002",
+                f"{path}.suspend",
+                f"only {who} may resume jobs matched by policy '{name}'",
             )
         )
-    if Transition.SUSPENDED in ctx.transition and not policy.users_may_suspend:
+    if Transition.SUSPENDED in change and not policy.users_may_suspend:
         errors.append(
             forbidden(
-                "SUS-003", "spec.suspend", f"only {who} may suspend jobs matched by policy '{name}'"
+                "SUS-003",
+                f"{path}.suspend",
+                f"only {who} may suspend jobs matched by policy '{name}'",
             )
         )
-    if scheduling_directives_changed(ctx.old_raw, ctx.new_raw):
+    if Transition.SCHEDULING_DIRECTIVES_CHANGED in change:
         errors.append(
             forbidden(
                 "SUS-004",
-                "spec.template",
+                f"{path}.template",
                 f"only {who} may change scheduling directives of jobs matched by policy '{name}'",
             )
         )
@@ -89,8 +105,8 @@ def check_suspend_policies(ctx: JobContext, policies: PolicySet) -> list[FieldEr
     # so leaving must be as restricted as resuming (suspended or running alike).
     if (
         old_policy is not None
-        and not ctx.old_state.finished
-        and _leaves_policy(old_policy, new_policy, ctx.old_raw, ctx.new_raw)
+        and not JobState.of(old).finished
+        and _leaves_policy(old_policy, new_policy, old, new)
     ):
         errors.append(
             forbidden(
@@ -104,27 +120,21 @@ def check_suspend_policies(ctx: JobContext, policies: PolicySet) -> list[FieldEr
 
 
 def _leaves_policy(
-    old_policy: SuspendPolicy,
-    new_policy: SuspendPolicy | None,
-    old_raw: dict[str, Any],
-    new_raw: dict[str, Any],
+    old_policy: SuspendPolicy, new_policy: SuspendPolicy | None, old: Job, new: Job
 ) -> bool:
     if new_policy is not old_policy:
         return True
-    old_labels, new_labels = job_labels(old_raw), job_labels(new_raw)
+    old_labels, new_labels = job_labels(old), job_labels(new)
     return any(old_labels.get(k) != new_labels.get(k) for k in old_policy.selected_keys())
 
 
-def needs_forced_suspend(ctx: JobContext, policies: PolicySet) -> SuspendPolicy | None:
-    """The policy that makes the mutating webhook suspend this CREATE, if any."""
-    if ctx.operation is not Operation.CREATE or ctx.is_status or ctx.new_state.suspend:
+def needs_forced_suspend(new: Job, opts: PolicyOptions) -> SuspendPolicy | None:
+    """The policy that makes the mutating webhook suspend a CREATE of `new`, if any."""
+    if new.spec.suspend or opts.policies.exemptions.exempt(opts.namespace, opts.requester):
         return None
-    namespace = ctx.namespace
-    if policies.exemptions.exempt(namespace, ctx.requester):
-        return None
-    policy = matching_policy(policies, namespace, ctx.new_raw)
+    policy = _matching_policy(new, opts)
     if policy is None or not policy.force_suspend_on_create:
         return None
-    if policy.controllers.includes(ctx.requester):
+    if policy.controllers.includes(opts.requester):
         return None
     return policy

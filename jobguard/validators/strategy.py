@@ -1,0 +1,182 @@
+"""Validation options, built once per request from the old and new Job, the way upstream's
+`pkg/registry/batch/job/strategy.go` builds them (`validationOptionsForJob`,
+`getStatusValidationOptions`). Rules read these flags and never work them out themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobguard.validators.lifecycle import JobState
+from jobguard.validators.model import INDEXED, Job, as_sent
+from jobguard.validators.prepare import CONTROLLER_UID_LABEL, JOB_NAME_LABEL
+from jobguard.validators.semantic import normalize
+from jobguard.validators.versions import Semantics
+
+
+@dataclass(frozen=True, slots=True)
+class JobOptions:
+    """Upstream `JobValidationOptions`, the parts jobguard checks (CREATE and UPDATE of `jobs`)."""
+
+    require_prefixed_labels: bool
+    """TM-005 also wants the batch.kubernetes.io/ job-name and controller-uid labels."""
+    allow_mutable_scheduling_directives: bool
+    """TM-002: the template's scheduling directives may change."""
+    allow_mutable_pod_resources: bool
+    """TM-003: the containers' resources may change (KEP-5440)."""
+
+
+def job_options(old: Job | None, old_state: JobState | None, semantics: Semantics) -> JobOptions:
+    """Upstream `validationOptionsForJob`; `old` (and its lifecycle state) is None on CREATE.
+
+    The relaxations of TM-001 are decided here, from the stored Job (TM-004): scheduling
+    directives (TM-002) and container resources (TM-003) while it is safely suspended.
+
+    Upstream also reads the new Job, for pod validation options jobguard does not check.
+    """
+    if old is None or old_state is None:
+        # A new Job gets the prefixed labels generated; nothing in its template is "changed".
+        return JobOptions(
+            require_prefixed_labels=True,
+            allow_mutable_scheduling_directives=False,
+            allow_mutable_pod_resources=False,
+        )
+    state = old_state
+    # MutableSchedulingDirectivesForSuspendedJobs widens KEP-2926's "suspended and never
+    # started" to KEP-5440's shouldAllowMutablePodTemplate (predicate P).
+    if semantics.mutable_scheduling_directives_for_suspended_jobs:
+        scheduling = state.safely_suspended
+    else:
+        scheduling = state.suspended_never_started
+    template = old.spec.template
+    labels = (template.metadata.labels if template and template.metadata else None) or {}
+    return JobOptions(
+        # Jobs stored before both prefixed labels existed are not failed for lacking them.
+        require_prefixed_labels=JOB_NAME_LABEL in labels and CONTROLLER_UID_LABEL in labels,
+        allow_mutable_scheduling_directives=scheduling,
+        # MutablePodResourcesForSuspendedJobs: resources follow the same predicate P.
+        allow_mutable_pod_resources=(
+            semantics.mutable_pod_resources_for_suspended_jobs and state.safely_suspended
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StatusOptions:
+    """Upstream `JobStatusValidationOptions`: which status checks an UPDATE of `jobs/status`
+    triggers. Most run only when a field they read changes, so a Job that already breaks a
+    rule can still get unrelated status updates (and the controller time to catch up)."""
+
+    reject_decreasing_succeeded: bool
+    reject_decreasing_failed: bool
+    reject_disabling_terminal_condition: bool
+    reject_invalid_completed_indexes: bool
+    reject_invalid_failed_indexes: bool
+    reject_completed_indexes_for_non_indexed: bool
+    reject_failed_indexes_without_backoff_limit_per_index: bool
+    reject_failed_indexes_overlapping_completed: bool
+    reject_failed_without_failure_target: bool
+    reject_complete_without_success_criteria_met: bool
+    reject_finished_with_active_pods: bool
+    reject_finished_without_start_time: bool
+    reject_finished_with_uncounted_pods: bool
+    reject_start_time_update_for_unsuspended: bool
+    reject_completion_time_before_start_time: bool
+    reject_mutating_completion_time: bool
+    reject_not_complete_with_completion_time: bool
+    reject_complete_without_completion_time: bool
+    reject_complete_with_failed: bool
+    reject_complete_with_failure_target: bool
+    reject_more_ready_than_active: bool
+    reject_finished_with_terminating: bool
+    start_time_update_is_invalid: bool
+    """Not an upstream option: the version's wording of ST-033 (1.36: Invalid "field is
+    immutable ..."; before: Required "startTime cannot be removed ...")."""
+
+
+def _uncounted(job: Job) -> object:
+    uncounted = job.status.uncounted_terminated_pods
+    # Absent differs from {} (upstream compares the pointers, then semantically).
+    return None if uncounted is None else ("set", normalize(as_sent(uncounted)))
+
+
+def status_options(
+    new: Job, old: Job, new_state: JobState, old_state: JobState, semantics: Semantics
+) -> StatusOptions:
+    """Upstream `getStatusValidationOptions` (the JobManagedBy branch, on in every supported
+    version); the states are the Jobs' lifecycle states."""
+    ns, os_ = new_state, old_state
+    spec, status, old_status = new.spec, new.status, old.status
+    is_indexed = spec.completion_mode == INDEXED
+    finished_changed = ns.finished != os_.finished
+    complete_changed = ns.complete != os_.complete
+    failed_changed = ns.failed != os_.failed
+    failure_target_changed = ns.failure_target != os_.failure_target
+    success_criteria_met_changed = ns.success_criteria_met != os_.success_criteria_met
+    # completedIndexes is a plain string upstream: absent and "" are the same.
+    completed_indexes_changed = (status.completed_indexes or "") != (
+        old_status.completed_indexes or ""
+    )
+    failed_indexes_changed = status.failed_indexes != old_status.failed_indexes
+    active_changed = ns.active != os_.active
+    start_time_changed = status.start_time != old_status.start_time
+    completion_time_changed = status.completion_time != old_status.completion_time
+    ready_changed = status.ready != old_status.ready
+    terminating_changed = status.terminating != old_status.terminating
+    uncounted_changed = _uncounted(new) != _uncounted(old)
+    suspended_with_zero_completions = spec.suspend is True and spec.completions == 0
+    resuming = os_.suspended_true and ns.suspended_false
+    return StatusOptions(
+        # Elastic Indexed Jobs (completions == parallelism) may be scaled down.
+        reject_decreasing_succeeded=not is_indexed or spec.completions != spec.parallelism,
+        # Counters only grow.
+        reject_decreasing_failed=True,
+        # Terminal conditions are never taken back.
+        reject_disabling_terminal_condition=True,
+        # Parsed against spec.completions, which a scale-down may have just lowered.
+        reject_invalid_completed_indexes=completed_indexes_changed,
+        # Likewise for failedIndexes.
+        reject_invalid_failed_indexes=failed_indexes_changed,
+        # Only when the Job controller writes completedIndexes.
+        reject_completed_indexes_for_non_indexed=completed_indexes_changed,
+        # Only when the Job controller writes failedIndexes.
+        reject_failed_indexes_without_backoff_limit_per_index=failed_indexes_changed,
+        # Either list moving may create the overlap.
+        reject_failed_indexes_overlapping_completed=(
+            failed_indexes_changed or completed_indexes_changed
+        ),
+        # Jobs failed before FailureTarget existed keep their status.
+        reject_failed_without_failure_target=failed_changed or failed_indexes_changed,
+        # Jobs completed before SuccessCriteriaMet existed keep their status.
+        reject_complete_without_success_criteria_met=(
+            complete_changed or success_criteria_met_changed
+        ),
+        # Pods may still be counted down in the update that finishes the Job.
+        reject_finished_with_active_pods=finished_changed or active_changed,
+        # A suspended Job with completions 0 finishes without ever starting (kubernetes#132614).
+        reject_finished_without_start_time=(
+            (finished_changed or start_time_changed) and not suspended_with_zero_completions
+        ),
+        # Uncounted pods are flushed before (or as) the Job finishes.
+        reject_finished_with_uncounted_pods=finished_changed or uncounted_changed,
+        # The controller resets startTime when it resumes a Job (kubernetes#134521).
+        reject_start_time_update_for_unsuspended=start_time_changed and not resuming,
+        # Only when either time moves.
+        reject_completion_time_before_start_time=start_time_changed or completion_time_changed,
+        # completionTime, once set, is final.
+        reject_mutating_completion_time=True,
+        # Only when the Complete condition or completionTime moves.
+        reject_not_complete_with_completion_time=complete_changed or completion_time_changed,
+        # Likewise, the other way round.
+        reject_complete_without_completion_time=complete_changed or completion_time_changed,
+        # Only when either terminal condition moves.
+        reject_complete_with_failed=complete_changed or failed_changed,
+        # Only when Complete or FailureTarget moves.
+        reject_complete_with_failure_target=complete_changed or failure_target_changed,
+        # ready and active are written together by the controller.
+        reject_more_ready_than_active=ready_changed or active_changed,
+        # Terminating pods may still be counted down in the update that finishes the Job.
+        reject_finished_with_terminating=finished_changed or terminating_changed,
+        # The version's wording of ST-033.
+        start_time_update_is_invalid=semantics.newest_status_strategy,
+    )
