@@ -65,7 +65,11 @@ def manifest() -> dict[str, Any]:
                         {
                             "name": "main",
                             "image": "trainer:1",
-                            "resources": {"requests": {"nvidia.com/gpu": "1"}},
+                            # Extended resources need a limit (POD-010).
+                            "resources": {
+                                "requests": {"nvidia.com/gpu": "1"},
+                                "limits": {"nvidia.com/gpu": "1"},
+                            },
                         }
                     ],
                 }

@@ -160,6 +160,7 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
             namespace=namespace,
             name=name,
             requester=options.requester,
+            manifest=True,
         )
         mutation = mutate(request, options.settings)
         if mutation.policy is not None:
@@ -171,6 +172,7 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
                 namespace=namespace,
                 name=name,
                 requester=options.requester,
+                manifest=True,
             )
     else:
         request = Request(
@@ -182,6 +184,7 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
             namespace=namespace,
             name=name,
             requester=options.requester,
+            manifest=True,
         )
     verdict = evaluate(request, options.settings)
     records: list[ViolationRecord] = []

@@ -38,6 +38,9 @@ class Request:
     name: str = ""
     requester: Requester = field(default_factory=Requester)
     dry_run: bool = False
+    manifest: bool = False
+    """The object is a manifest as written (`jobguard check`), not one the API server decoded:
+    the schema rules (SC) judge it."""
 
 
 @dataclass(slots=True)

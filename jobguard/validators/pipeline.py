@@ -23,6 +23,10 @@ from jobguard.validators.prepare import (
     prepare_update,
 )
 from jobguard.validators.rules.cronjob import check_cronjob
+from jobguard.validators.rules.cronjob_spec import (
+    check_cronjob_spec_head,
+    check_cronjob_spec_tail,
+)
 from jobguard.validators.rules.jobs import (
     check_generated_selector,
     check_immutable_fields,
@@ -31,6 +35,9 @@ from jobguard.validators.rules.jobs import (
 )
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
+from jobguard.validators.rules.objectmeta import check_cronjob_name_length, check_object_meta
+from jobguard.validators.rules.pod import check_pod_template
+from jobguard.validators.rules.schema import check_schema
 from jobguard.validators.rules.status import check_status
 from jobguard.validators.rules.suspend import check_suspend_status, check_suspend_update
 from jobguard.validators.rules.suspend_policy import check_suspend_policies, needs_forced_suspend
@@ -136,12 +143,18 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_suspend_status(ctx)
         return errors
     raw_spec = ctx.new_raw.get("spec")
-    # Upstream ValidateJobSpec: validateJobSpec plus the selector checks.
-    job_spec = check_job_spec(
-        ctx.new.spec, raw_spec if isinstance(raw_spec, dict) else {}, "spec"
-    ) + check_selector(ctx)
+    spec = raw_spec if isinstance(raw_spec, dict) else {}
+    create = ctx.operation is Operation.CREATE
+    # Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the selector
+    # checks.
+    job_spec = (
+        check_job_spec(ctx.new.spec, spec, "spec")
+        + check_pod_template(spec.get("template"), "spec.template", create=create)
+        + check_selector(ctx)
+    )
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
-    errors = check_labels_and_annotations(_meta(ctx.new_raw), "metadata")
+    errors = check_object_meta(ctx.new.metadata, ctx.namespace) if create else []
+    errors += check_labels_and_annotations(_meta(ctx.new_raw), "metadata")
     errors += check_generated_selector(ctx)
     errors += job_spec
     errors += check_indexed_hostname(ctx.new.metadata.name or "", ctx.new.spec)
@@ -162,6 +175,33 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
 def _meta(raw: dict[str, Any]) -> dict[str, Any]:
     metadata = raw.get("metadata")
     return metadata if isinstance(metadata, dict) else {}
+
+
+def _spec(raw: dict[str, Any] | None) -> dict[str, Any]:
+    spec = raw.get("spec") if raw is not None else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]:
+    """Every rule's errors for a CronJob request, in upstream's order (ValidateCronJobCreate,
+    ValidateCronJobUpdate)."""
+    create = ctx.operation is Operation.CREATE
+    if create:
+        errors = check_object_meta(ctx.new.metadata, namespace)
+        errors += check_labels_and_annotations(_meta(ctx.new_raw), "metadata")
+    else:
+        errors = check_metadata_update(_meta(ctx.new_raw), _meta(ctx.old_raw or {}))
+    spec = _spec(ctx.new_raw)
+    errors += check_cronjob_spec_head(spec, None if create else _spec(ctx.old_raw))
+    errors += check_cronjob(ctx)
+    template = _spec(_dict(spec.get("jobTemplate"))).get("template")
+    errors += check_pod_template(template, "spec.jobTemplate.spec.template", create=create)
+    errors += check_cronjob_spec_tail(spec)
+    return errors + (check_cronjob_name_length(ctx.new.metadata) if create else [])
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
@@ -196,13 +236,16 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         else:
             cron_ctx = _cronjob_context(request, settings)
             ctx = cron_ctx
-            errors = check_cronjob(cron_ctx)
+            errors = cronjob_errors(cron_ctx, request.namespace)
     except ObjectDecodeError as exc:
         return Verdict(request.kind, name, judged=True, decode_error=exc)
     except RecursionError:
         # Only reachable off-cluster: the API server drops the unknown fields that nest so deep.
         error = ObjectDecodeError("object", "is nested too deeply to be judged")
         return Verdict(request.kind, name, judged=True, decode_error=error)
+    if request.manifest:
+        # Decoding a manifest comes first (docs/RULES.md, "OpenAPI schema (SC)").
+        errors = check_schema(request.kind, request.object, settings.semantics.version) + errors
     return Verdict(
         request.kind, name, judged=True, violations=_resolve(errors, settings), context=ctx
     )

@@ -31,6 +31,8 @@ GENERATED_LABELS = (
 _MAX_INT32 = 2**31 - 1
 # Stands in for the random suffix the server appends to generateName.
 GENERATED_NAME_SUFFIX = "xxxxx"
+# names.SimpleNameGenerator keeps at most 58 characters of generateName before the suffix.
+MAX_GENERATE_NAME_PREFIX = 58
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -100,7 +102,8 @@ def _assign_identity(raw: dict[str, Any]) -> dict[str, Any]:
     if metadata.get("uid"):
         return raw
     if not metadata.get("name") and metadata.get("generateName"):
-        metadata["name"] = str(metadata["generateName"]) + GENERATED_NAME_SUFFIX
+        prefix = str(metadata["generateName"])[:MAX_GENERATE_NAME_PREFIX]
+        metadata["name"] = prefix + GENERATED_NAME_SUFFIX
     metadata["uid"] = placeholder_uid(
         str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     )
