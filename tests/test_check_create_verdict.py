@@ -184,3 +184,17 @@ def test_rules_can_be_rolled_out_as_warnings(
     assert [(v["rule"], v["field"], v["enforcement"]) for v in violations] == [
         ("SC-001", "extra", "warn")
     ]
+
+
+def test_old_documents_stand_in_for_stored_objects_and_are_not_schema_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, _ = EXAMPLES["sometimes.yaml"]
+    valid = text.replace("concurrencyPolicy: Sometimes", "concurrencyPolicy: Forbid")
+    old = tmp_path / "old.yaml"
+    old.write_text(valid.replace("spec:\n  schedule", "spec:\n  legacyField: 1\n  schedule", 1))
+    new = tmp_path / "new.yaml"
+    new.write_text(valid)
+    code, out = run(["check", "--old", str(old), "--output", "json", str(new)], capsys)
+    assert code == 0
+    assert orjson.loads(out)["results"][0]["violations"] == []

@@ -416,3 +416,11 @@ def test_update_reports_pod_errors_twice_as_upstream_and_leaves_unparsable_quant
     new = copy.deepcopy(job(suspend=True))
     new["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2x"
     assert [v.error.rule for v in update(new, job(suspend=True)).unique()] == ["TM-001"]
+
+
+def test_booleans_do_not_share_a_judgement_with_numbers() -> None:
+    # True == 1 in Python: a cached verdict for one must not answer for the other.
+    exceeding = resources(requests={"cpu": 2}, limits={"cpu": 1})
+    assert [rule for rule, *_ in found(create(exceeding))] == ["POD-010"]
+    assert create(resources(requests={"cpu": 2}, limits={"cpu": True})).violations == []
+    assert [rule for rule, *_ in found(create(exceeding))] == ["POD-010"]

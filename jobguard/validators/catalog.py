@@ -1058,7 +1058,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "requests do not exceed limits (equal where overcommit is not allowed)",
         source=f"{_CORE}: validateResourceRequirements",
-        checked_in=_in("pod", "check_resources", "_request_against_limit"),
+        checked_in=_in("pod", "_check_resources", "_request_against_limit"),
     ),
     _r(
         "SC-001",

@@ -9,6 +9,7 @@ Fields the API server defaults (imagePullPolicy, port protocol) are judged as de
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, forbidden, invalid, not_supported
@@ -176,15 +177,47 @@ def _parsed(
     return out
 
 
+_Scalar = str | int | float | bool | None
+
+
+def _items(entries: dict[str, Any]) -> tuple[tuple[str, _Scalar], ...] | None:
+    """A hashable copy of a limits or requests map, or None when a value is not a string or
+    number (True == 1 as a key: booleans must not share a cache entry with numbers)."""
+    items = tuple(entries.items())
+    for _, value in items:
+        if isinstance(value, dict | list | bool):
+            return None
+    return items
+
+
 def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
     requirements = _dict(resources)
-    limits_raw, requests_raw = (
-        _dict(requirements.get("limits")),
-        _dict(requirements.get("requests")),
-    )
+    limits_raw = _dict(requirements.get("limits"))
+    requests_raw = _dict(requirements.get("requests"))
     if not limits_raw and not requests_raw:
         return []
+    limits_items, requests_items = _items(limits_raw), _items(requests_raw)
+    if limits_items is not None and requests_items is not None:
+        # Manifests repeat the same few resource blocks: each is judged once per path.
+        return list(_cached_resources(limits_items, requests_items, path, create))
+    return _check_resources(limits_raw, requests_raw, path, create)
+
+
+@lru_cache(maxsize=4096)
+def _cached_resources(
+    limits: tuple[tuple[str, _Scalar], ...],
+    requests: tuple[tuple[str, _Scalar], ...],
+    path: str,
+    create: bool,
+) -> tuple[FieldError, ...]:
+    return tuple(_check_resources(dict(limits), dict(requests), path, create))
+
+
+def _check_resources(
+    limits_raw: dict[str, Any], requests_raw: dict[str, Any], path: str, create: bool
+) -> list[FieldError]:
+    """The checks themselves, on the two maps."""
     errors: list[FieldError] = []
     limits_path, requests_path = f"{path}.limits", f"{path}.requests"
     limits = _parsed(limits_raw, limits_path, errors, create)
