@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import jobguard
+from jobguard.validators import SUPPORTED_VERSIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELS = Path(sys.prefix) / "wheels"  # filled by `make venv` (pip download validators)
@@ -58,6 +59,13 @@ def test_wheel_holds_only_the_jobguard_package(wheel: Path) -> None:
         entry_points = archive.read(f"jobguard-{jobguard.__version__}.dist-info/entry_points.txt")
     assert top_level == {"jobguard", f"jobguard-{jobguard.__version__}.dist-info"}
     assert b"jobguard = jobguard.app.cli:main" in entry_points
+
+
+def test_wheel_ships_the_openapi_schemas(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    expected = {f"jobguard/validators/schemas/k8s-{v}.json" for v in SUPPORTED_VERSIONS}
+    assert expected <= names
 
 
 def test_version_is_defined_once() -> None:
@@ -107,6 +115,8 @@ def test_wheel_installs_into_a_clean_venv_beside_pypi_validators(
         f"assert Path(jobguard.__file__).is_relative_to({str(site)!r}), jobguard.__file__;"
         "assert validators.email('ops@example.com') is True;"
         "assert validators.url('https://example.com/') is True;"
+        "from jobguard.validators.rules.schema import compiled;"
+        "assert 'Job' in compiled('1.35').validators;"
         "print(len(jv.RULES))"
     )
     ran = subprocess.run(

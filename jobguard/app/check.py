@@ -143,7 +143,7 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     key = pair_key(data)
     old = options.old.get(key) if key is not None else None
     if old is None:
-        request = Request(kind, Operation.CREATE, data, requester=options.requester)
+        request = Request(kind, Operation.CREATE, data, requester=options.requester, manifest=True)
     else:
         request = Request(
             kind,
@@ -152,6 +152,7 @@ def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
             old,
             subresource=options.subresource,
             requester=options.requester,
+            manifest=True,
         )
     # kubectl sets the namespace it applies to; judge the objects the cluster would see.
     request = dataclasses.replace(

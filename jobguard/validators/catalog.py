@@ -82,6 +82,7 @@ _WARN = Enforcement.WARN
 _VALIDATION = "pkg/apis/batch/validation/validation.go"
 _STRATEGY = "pkg/registry/batch/job/strategy.go"
 _STATUS_OPTIONS = f"{_STRATEGY}: getStatusValidationOptions"
+_CORE = "pkg/apis/core/validation/validation.go"
 _POLICY = "jobguard policy (not enforced upstream)"
 _SUSPEND_KEP = f"{_POLICY}; follows the Suspend Jobs design (KEP-2232)"
 _QUEUE_POLICY = (
@@ -131,8 +132,9 @@ AREAS: tuple[Area, ...] = (
         "(absent, null and empty are equal; quantities compare by value). An Indexed Job may "
         "change completions only together with parallelism, to the same value (elastic Indexed "
         "Jobs, IM-002); pod failure policies are compared after defaulting (IM-004). IM-008 is "
-        "object metadata: label and annotation syntax on every judged Job request, and on "
-        "UPDATE of `jobs` and `jobs/status` an unchanged name, namespace, uid, "
+        "object metadata: label and annotation syntax on every judged Job and CronJob request "
+        "and on pod templates (at `spec.template.labels`, the path upstream writes), and on "
+        "UPDATE of `jobs`, `jobs/status` and `cronjobs` an unchanged name, namespace, uid, "
         "creationTimestamp, deletionTimestamp and deletionGracePeriodSeconds.",
     ),
     Area(
@@ -146,8 +148,8 @@ AREAS: tuple[Area, ...] = (
         "CJ-005, on CronJob templates. Upstream runs `ValidateJobSpec` twice on an UPDATE (from "
         "`ValidateJob` and from `ValidateJobSpecUpdate`), so an UPDATE's spec errors "
         "(JS-001..JS-006, JS-008, SP, TM-006, TM-007) appear twice in the response's causes, as "
-        "the API server's do; the message lists each once. The pod spec checks upstream also "
-        "runs here (`ValidatePodTemplateSpec`) are left to the API server.",
+        "the API server's do; the message lists each once. The pod template checks upstream "
+        "also runs here (`ValidatePodTemplateSpec`) are the POD rules.",
     ),
     Area(
         "successPolicy",
@@ -223,7 +225,75 @@ AREAS: tuple[Area, ...] = (
         "completionMode are judged as written, and a template may be suspended. CJ-002 and "
         "CJ-004 name decisions rather than checks: the template is freely mutable, and a "
         "CronJob carries no Job status to judge. The CronJob's own fields (schedule, timeZone, "
-        "concurrencyPolicy, history limits) are left to the API server.",
+        "concurrencyPolicy, history limits) are CS rules; the pod template is judged by the POD "
+        "rules.",
+    ),
+    Area(
+        "objectmeta",
+        "Object metadata (OM)",
+        "CREATE of `jobs` and `cronjobs`, as upstream's `ValidateObjectMeta` judges it after "
+        "name generation: `metadata.generateName` and `metadata.name` are DNS-1123 subdomains "
+        "(OM-001; a generated name is judged with `xxxxx` standing in for the random suffix, "
+        "after the 58-character cut), a CronJob's name has at most 52 characters so its Jobs' "
+        "names fit a label value (OM-002), and the namespace, the object's or the request's, is "
+        "a DNS-1123 label (OM-003). Label and annotation syntax and size are IM-008, on Jobs, "
+        "CronJobs and pod templates. On UPDATE the name is immutable (IM-008) and not judged "
+        "again, so objects with names accepted by older rules can still be updated.",
+    ),
+    Area(
+        "cronjobspec",
+        "CronJob spec (CS)",
+        "CREATE and UPDATE of `cronjobs`, upstream's `validateCronJobSpec`. CS-001: "
+        "`spec.schedule` is required and parses as the API server and the CronJob controller "
+        "parse it (robfig/cron v3 `ParseStandard`: five fields, names of months and days, `*`, "
+        "`?`, ranges and steps; `@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, "
+        "`@midnight`, `@hourly` and `@every <duration>` in Go's duration syntax), with "
+        "upstream's messages; `TZ=` or `CRON_TZ=` in the schedule is refused (on UPDATE only "
+        "when the stored schedule had none, and then together with `spec.timeZone`). CS-002: "
+        "`spec.timeZone` is a zone of the IANA database, judged on CREATE and when an UPDATE "
+        "changes it; the database is the pinned `tzdata` package, so the verdict does not "
+        "depend on the machine. CS-003: `concurrencyPolicy` is Allow, Forbid or Replace (unset "
+        "is defaulted to Allow). CS-004: `startingDeadlineSeconds`, `successfulJobsHistoryLimit` "
+        "and `failedJobsHistoryLimit` are not negative.",
+    ),
+    Area(
+        "pod",
+        "Pod template (POD)",
+        "The essentials of upstream's `ValidatePodTemplateSpec`, on a Job's `spec.template` "
+        "(CREATE and UPDATE of `jobs`, with the Job spec checks, so twice on UPDATE as upstream "
+        "reports them) and a CronJob's `spec.jobTemplate.spec.template`: containers present "
+        "(POD-001), container and init-container names DNS-1123 labels, unique across both "
+        "lists (POD-002), an image (POD-003), `imagePullPolicy` Always, IfNotPresent or Never "
+        "(POD-004), ports in range with valid unique names, known protocols and no host port "
+        "used twice (POD-005), environment variable names (POD-006, the relaxed rule of "
+        "Kubernetes 1.32 and later: printable ASCII but '='), volume names valid and unique "
+        "(POD-007), volume mounts naming a valid volume at a unique, non-empty mountPath "
+        "(POD-008), resource names and quantities in the Kubernetes quantity grammar, "
+        "non-negative, whole numbers for extended resources and multiples of the page size for "
+        "hugepages (POD-009, hugepages on CREATE only, as upstream tolerates stored values), "
+        "and requests no greater than limits, equal for resources that cannot be overcommitted "
+        "(extended resources, hugepages), whose limit is required (POD-010). Values are judged "
+        "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
+        "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
+        'in README.md ("What the pod rules cover").',
+    ),
+    Area(
+        "schema",
+        "OpenAPI schema (SC)",
+        "Manifests only (`jobguard check`), never objects the API server sent to the webhook: "
+        "the API server has already decoded those into its types (dropping or refusing unknown "
+        "fields), and a cluster newer than the configured `kubernetesVersion` sends fields this "
+        "version's schema does not know, which must not be denied. A manifest is validated "
+        "against the OpenAPI schema of `batch/v1` Job or CronJob of the configured "
+        "`kubernetesVersion`, shipped with jobguard (one self-contained file per version, "
+        "generated from kubernetes-validate; Apache-2.0, The Kubernetes Authors) and compiled "
+        "once by jsonschema-rs. SC-001: unknown fields, reported as strict field validation "
+        '(kubectl\'s default) reports them, `unknown field "spec.foo"`. SC-002: types, '
+        "enumerations and 32- and 64-bit integer ranges, worded as OpenAPI validation words "
+        "them (`spec.template.spec.containers[0].ports[0].containerPort in body must be of type "
+        'integer: "string"`). SC-003: required fields, except those the API server defaults '
+        "or accepts as absent (such as an onPodConditions pattern's status). Only the new "
+        "object is judged; an `--old` document stands in for a stored object.",
     ),
 )
 
@@ -870,6 +940,147 @@ RULES: tuple[RuleInfo, ...] = (
         "jobTemplate may be suspended; Job spec checks on jobTemplate",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
         checked_in=_in("cronjob", "_as_cronjob_rule"),
+    ),
+    _r(
+        "OM-001",
+        "objectmeta",
+        "name and generateName are DNS subdomains",
+        source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
+        checked_in=_in("objectmeta", "check_object_meta"),
+    ),
+    _r(
+        "OM-002",
+        "objectmeta",
+        "CronJob names have at most 52 characters",
+        source=f"{_VALIDATION}: ValidateCronJobCreate",
+        checked_in=_in("objectmeta", "check_cronjob_name_length"),
+    ),
+    _r(
+        "OM-003",
+        "objectmeta",
+        "namespace is a DNS label",
+        source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
+        checked_in=_in("objectmeta", "check_object_meta"),
+    ),
+    _r(
+        "CS-001",
+        "cronjobspec",
+        "schedule is required and parses as a cron schedule, without TZ",
+        source=f"{_VALIDATION}: validateCronJobSpec, validateScheduleFormat; robfig/cron v3",
+        checked_in=_in("cronjob_spec", "check_schedule"),
+    ),
+    _r(
+        "CS-002",
+        "cronjobspec",
+        "timeZone is a known IANA time zone",
+        source=f"{_VALIDATION}: validateTimeZone",
+        checked_in=_in("cronjob_spec", "check_time_zone"),
+    ),
+    _r(
+        "CS-003",
+        "cronjobspec",
+        "concurrencyPolicy is Allow, Forbid or Replace",
+        source=f"{_VALIDATION}: validateConcurrencyPolicy",
+        checked_in=_in("cronjob_spec", "check_concurrency_policy"),
+    ),
+    _r(
+        "CS-004",
+        "cronjobspec",
+        "startingDeadlineSeconds and history limits are non-negative",
+        source=f"{_VALIDATION}: validateCronJobSpec",
+        checked_in=_in("cronjob_spec", "check_non_negative"),
+    ),
+    _r(
+        "POD-001",
+        "pod",
+        "the pod template has containers",
+        source=f"{_CORE}: validateContainers",
+        checked_in=_in("pod", "_check_containers"),
+    ),
+    _r(
+        "POD-002",
+        "pod",
+        "container names are DNS labels, unique across containers and initContainers",
+        source=f"{_CORE}: validateContainerCommon, validateContainers, validateInitContainers",
+        checked_in=_in("pod", "_check_container", "_check_containers", "_check_init_containers"),
+    ),
+    _r(
+        "POD-003",
+        "pod",
+        "containers have an image",
+        source=f"{_CORE}: validateContainerCommon",
+        checked_in=_in("pod", "_check_container"),
+    ),
+    _r(
+        "POD-004",
+        "pod",
+        "imagePullPolicy is Always, IfNotPresent or Never",
+        source=f"{_CORE}: validatePullPolicy",
+        checked_in=_in("pod", "_check_container"),
+    ),
+    _r(
+        "POD-005",
+        "pod",
+        "container ports in range, names valid and unique, host ports not reused",
+        source=f"{_CORE}: validateContainerPorts, AccumulateUniqueHostPorts",
+        checked_in=_in("pod", "_check_ports", "_host_port_conflicts"),
+    ),
+    _r(
+        "POD-006",
+        "pod",
+        "environment variable names",
+        source=f"{_CORE}: ValidateEnv (IsRelaxedEnvVarName)",
+        checked_in=_in("pod", "_check_env"),
+    ),
+    _r(
+        "POD-007",
+        "pod",
+        "volume names are DNS labels and unique",
+        source=f"{_CORE}: ValidateVolumes",
+        checked_in=_in("pod", "_check_volumes"),
+    ),
+    _r(
+        "POD-008",
+        "pod",
+        "volume mounts name a volume and have a unique mountPath",
+        source=f"{_CORE}: ValidateVolumeMounts",
+        checked_in=_in("pod", "_check_volume_mounts"),
+    ),
+    _r(
+        "POD-009",
+        "pod",
+        "resource names and quantities",
+        source=f"{_CORE}: validateResourceRequirements, validateContainerResourceName, "
+        "ValidateResourceQuantityValue; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
+        checked_in=_in("pod", "_resource_name_errors", "_quantity_value_errors", "_parsed"),
+    ),
+    _r(
+        "POD-010",
+        "pod",
+        "requests do not exceed limits (equal where overcommit is not allowed)",
+        source=f"{_CORE}: validateResourceRequirements",
+        checked_in=_in("pod", "_check_resources", "_request_against_limit"),
+    ),
+    _r(
+        "SC-001",
+        "schema",
+        "no unknown fields (strict field validation)",
+        source="k8s.io/apimachinery strict decoding; the OpenAPI schema of kubernetesVersion",
+        checked_in=_in("schema", "_field_errors"),
+    ),
+    _r(
+        "SC-002",
+        "schema",
+        "field types, enumerations and integer ranges of the OpenAPI schema",
+        source="the OpenAPI schema of kubernetesVersion (kube-openapi validation messages)",
+        checked_in=_in("schema", "check_schema", "_field_errors"),
+    ),
+    _r(
+        "SC-003",
+        "schema",
+        "required fields of the OpenAPI schema",
+        source="the OpenAPI schema of kubernetesVersion (kube-openapi validation messages)",
+        checked_in=_in("schema", "_field_errors"),
     ),
 )
 

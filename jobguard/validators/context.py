@@ -56,6 +56,9 @@ class Request:
     name: str = ""
     requester: Requester = field(default_factory=Requester)
     dry_run: bool = False
+    manifest: bool = False
+    """The object is a manifest as written (`jobguard check`), not one the API server decoded:
+    the schema rules (SC) judge it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "namespace", resolve_namespace(self.namespace, self.object))

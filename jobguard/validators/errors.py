@@ -17,6 +17,7 @@ class ErrorType(Enum):
     """Error types: (wire reason, human prefix)."""
 
     INVALID = ("FieldValueInvalid", "Invalid value")
+    TYPE_INVALID = ("FieldValueTypeInvalid", "Invalid value")
     REQUIRED = ("FieldValueRequired", "Required value")
     FORBIDDEN = ("FieldValueForbidden", "Forbidden")
     TOO_MANY = ("FieldValueTooMany", "Too many")

@@ -26,14 +26,22 @@ from jobguard.validators.policy import SuspendPolicy
 from jobguard.validators.prepare import (
     apply_job_defaults,
     prepare_create,
+    prepare_cronjob_update,
     prepare_status_update,
     prepare_stored,
     prepare_update,
 )
 from jobguard.validators.rules.cronjob import check_cronjob
+from jobguard.validators.rules.cronjob_spec import (
+    check_cronjob_spec_head,
+    check_cronjob_spec_tail,
+)
 from jobguard.validators.rules.immutable import check_job_spec_update_fields
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
+from jobguard.validators.rules.objectmeta import check_cronjob_name_length, check_object_meta
+from jobguard.validators.rules.pod import check_pod_template
+from jobguard.validators.rules.schema import check_schema
 from jobguard.validators.rules.status import check_job_status, check_job_status_update
 from jobguard.validators.rules.suspend import (
     check_suspend_create,
@@ -173,10 +181,17 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         opts = job_options(update.old, update.old_state, ctx.semantics)
     else:
         opts = job_options(None, None, ctx.semantics)
-    # Upstream ValidateJobSpec: validateJobSpec plus the selector checks.
-    job_spec = check_job_spec(new.spec, "spec") + check_selector(new_json, "spec")
+    create = update is None
+    # Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the selector
+    # checks.
+    job_spec = (
+        check_job_spec(new.spec, "spec")
+        + check_pod_template(new_json.template, "spec.template", create=create)
+        + check_selector(new_json, "spec")
+    )
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
-    errors = check_labels_and_annotations(new_json.metadata, "metadata")
+    errors = check_object_meta(new.metadata, ctx.namespace) if create else []
+    errors += check_labels_and_annotations(new_json.metadata, "metadata")
     errors += check_generated_selector(new_json, opts)
     errors += job_spec
     errors += check_indexed_hostname(new, "metadata")
@@ -202,6 +217,37 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_suspend_create(ctx.new_state, "spec", ne_opts)
         errors += check_suspend_policy_create(new, "spec", sus_opts)
     return errors
+
+
+def _spec(raw: dict[str, Any] | None) -> dict[str, Any]:
+    spec = raw.get("spec") if raw is not None else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]:
+    """Every rule's errors for a CronJob request, in upstream's order (ValidateCronJobCreate,
+    ValidateCronJobUpdate)."""
+    create = ctx.operation is Operation.CREATE
+    if create:
+        errors = check_object_meta(ctx.new.metadata, namespace)
+        errors += check_labels_and_annotations(_dict(ctx.new_raw.get("metadata")), "metadata")
+    else:
+        errors = check_metadata_update(
+            _dict(ctx.new_raw.get("metadata")),
+            _dict((ctx.old_raw or {}).get("metadata")),
+            "metadata",
+        )
+    spec = _spec(ctx.new_raw)
+    errors += check_cronjob_spec_head(spec, None if create else _spec(ctx.old_raw))
+    errors += check_cronjob(ctx.new, "spec")
+    template = _spec(_dict(spec.get("jobTemplate"))).get("template")
+    errors += check_pod_template(template, "spec.jobTemplate.spec.template", create=create)
+    errors += check_cronjob_spec_tail(spec)
+    return errors + (check_cronjob_name_length(ctx.new.metadata) if create else [])
 
 
 def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
@@ -236,13 +282,16 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         else:
             cron_ctx = _cronjob_context(request, settings)
             ctx = cron_ctx
-            errors = check_cronjob(cron_ctx.new, "spec")
+            errors = cronjob_errors(cron_ctx, request.namespace)
     except ObjectDecodeError as exc:
         return _unreadable(request.kind, name, exc, settings)
     except RecursionError:
         # Only reachable off-cluster: the API server drops the unknown fields that nest so deep.
         error = ObjectDecodeError("object", "is nested too deeply to be judged")
         return _unreadable(request.kind, name, error, settings)
+    if request.manifest:
+        # Decoding a manifest comes first (docs/RULES.md, "OpenAPI schema (SC)").
+        errors = check_schema(request.kind, request.object, settings.semantics.version) + errors
     return Verdict(
         request.kind, name, judged=True, violations=_resolve(errors, settings), context=ctx
     )
@@ -259,6 +308,8 @@ def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:
     if not isinstance(new_raw, dict):
         raise ObjectDecodeError("object", "must be a JSON object")
     old_raw = request.old_object if request.operation is Operation.UPDATE else None
+    if isinstance(old_raw, dict):
+        new_raw = prepare_cronjob_update(new_raw, old_raw)
     new = decode_cronjob(new_raw)
     old = decode_cronjob(old_raw, "oldObject") if isinstance(old_raw, dict) else None
     return CronJobContext(

@@ -31,6 +31,8 @@ GENERATED_LABELS = (
 _MAX_INT32 = 2**31 - 1
 # Stands in for the random suffix the server appends to generateName.
 GENERATED_NAME_SUFFIX = "xxxxx"
+# names.SimpleNameGenerator keeps at most 58 characters of generateName before the suffix.
+MAX_GENERATE_NAME_PREFIX = 58
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -100,7 +102,8 @@ def _assign_identity(raw: dict[str, Any]) -> dict[str, Any]:
     if metadata.get("uid"):
         return raw
     if not metadata.get("name") and metadata.get("generateName"):
-        metadata["name"] = str(metadata["generateName"]) + GENERATED_NAME_SUFFIX
+        prefix = str(metadata["generateName"])[:MAX_GENERATE_NAME_PREFIX]
+        metadata["name"] = prefix + GENERATED_NAME_SUFFIX
     metadata["uid"] = placeholder_uid(
         str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     )
@@ -181,6 +184,20 @@ def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str,
         if metadata != new.get("metadata"):
             prepared["metadata"] = metadata
     return prepared
+
+
+def prepare_cronjob_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """The new CronJob as the validating phase of UPDATE of `cronjobs` sees it (rest.BeforeUpdate:
+    the request's namespace, the stored uid and stamps where a manifest omits them)."""
+    if not _is_map_or_absent(new.get("metadata"), old.get("metadata")):
+        return new  # decoding names the wrongly typed part
+    metadata = _dict(new.get("metadata"))
+    old_meta = _dict(old.get("metadata"))
+    _carry_server_metadata(metadata, old_meta)
+    for key in ("namespace", "uid", "name"):
+        if not metadata.get(key) and old_meta.get(key):
+            metadata[key] = old_meta[key]
+    return new if metadata == new.get("metadata") else {**new, "metadata": metadata}
 
 
 def _carry_server_metadata(metadata: dict[str, Any], old_meta: dict[str, Any]) -> None:

@@ -1,0 +1,165 @@
+"""Name and value syntax as apimachinery checks it (`k8s.io/apimachinery/pkg/util/validation`),
+with upstream's messages, so errors read exactly like the API server's.
+
+Each function returns the list of problems (empty when the value is valid), as upstream's
+`IsDNS1123Label` and friends do. Results are cached: manifests repeat the same names.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+DNS1123_LABEL_MAX_LENGTH = 63
+DNS1123_SUBDOMAIN_MAX_LENGTH = 253
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character"
+)
+_PORT_NAME_CHARSET = re.compile("[-a-z0-9]+")
+_PORT_NAME_LETTER = re.compile("[a-z]")
+_RELAXED_ENV_MSG = (
+    "a valid environment variable name must consist only of printable ASCII characters other "
+    "than '='"
+)
+
+
+def max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def regex_error(message: str, fmt: str, *examples: str) -> str:
+    """upstream RegexError: the message, its examples and the regular expression."""
+    if not examples:
+        return f"{message} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{example}', " for example in examples)
+    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def inclusive_range_error(low: int, high: int) -> str:
+    return f"must be between {low} and {high}, inclusive"
+
+
+@lru_cache(maxsize=4096)
+def dns1123_label_problems(value: str) -> tuple[str, ...]:
+    """IsDNS1123Label."""
+    problems: list[str] = []
+    if len(value) > DNS1123_LABEL_MAX_LENGTH:
+        problems.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
+    if _DNS1123_LABEL.fullmatch(value) is None:
+        if _DNS1123_SUBDOMAIN.fullmatch(value) is not None:
+            # A valid subdomain but not a label, within the length: it has dots.
+            problems.append("must not contain dots")
+        else:
+            problems.append(
+                regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc")
+            )
+    return tuple(problems)
+
+
+@lru_cache(maxsize=4096)
+def dns1123_subdomain_problems(value: str) -> tuple[str, ...]:
+    """IsDNS1123Subdomain."""
+    problems: list[str] = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        problems.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
+        problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return tuple(problems)
+
+
+def _mask_trailing_dash(name: str) -> str:
+    """upstream maskTrailingDash: a generateName may end in '-' (a suffix follows)."""
+    if name.endswith("-"):
+        return name[:-2] + "a"
+    return name
+
+
+def name_is_dns_subdomain(name: str, prefix: bool) -> tuple[str, ...]:
+    """NameIsDNSSubdomain: object names; `prefix` for generateName."""
+    return dns1123_subdomain_problems(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns_label(name: str, prefix: bool) -> tuple[str, ...]:
+    """NameIsDNSLabel (ValidateNamespaceName)."""
+    return dns1123_label_problems(_mask_trailing_dash(name) if prefix else name)
+
+
+def port_num_problems(port: int) -> tuple[str, ...]:
+    """IsValidPortNum."""
+    return () if 1 <= port <= 65535 else (inclusive_range_error(1, 65535),)
+
+
+@lru_cache(maxsize=1024)
+def port_name_problems(port: str) -> tuple[str, ...]:
+    """IsValidPortName (an IANA_SVC_NAME)."""
+    problems: list[str] = []
+    if len(port) > 15:
+        problems.append(max_len_error(15))
+    if _PORT_NAME_CHARSET.fullmatch(port) is None:
+        problems.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if _PORT_NAME_LETTER.search(port) is None:
+        problems.append("must contain at least one letter (a-z)")
+    if "--" in port:
+        problems.append("must not contain consecutive hyphens")
+    if port and (port[0] == "-" or port[-1] == "-"):
+        problems.append("must not begin or end with a hyphen")
+    return tuple(problems)
+
+
+@lru_cache(maxsize=4096)
+def relaxed_env_var_name_problems(value: str) -> tuple[str, ...]:
+    """IsRelaxedEnvVarName: the rule in force from Kubernetes 1.32 (RelaxedEnvironmentVariable-
+    Validation, on by default in every supported version)."""
+    if not value:
+        return ("environment variable name must be non-empty",)
+    if any(not (" " <= ch <= "~") or ch == "=" for ch in value):
+        return (_RELAXED_ENV_MSG,)
+    return ()
+
+
+_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_NAME = re.compile(_QUALIFIED_NAME_FMT)
+_QUALIFIED_NAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+
+
+@lru_cache(maxsize=4096)
+def qualified_name_problems(value: str) -> tuple[str, ...]:
+    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
+    problems: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            problems.append("prefix part must be non-empty")
+        else:
+            problems += [f"prefix part {p}" for p in dns1123_subdomain_problems(prefix)]
+    else:
+        return (
+            "a qualified name "
+            + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
+    if not name:
+        problems.append("name part must be non-empty")
+    elif len(name) > 63:
+        problems.append("name part " + max_len_error(63))
+    if _QUALIFIED_NAME.fullmatch(name) is None:
+        problems.append(
+            "name part "
+            + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+        )
+    return tuple(problems)

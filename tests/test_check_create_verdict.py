@@ -1,0 +1,200 @@
+"""`jobguard check` gives the API server's create verdict: the examples of manifests that used to
+pass although the API server refuses them, through the command line in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from jobguard.app.cli import main
+
+EXAMPLES = {
+    "uppercase-name.yaml": (
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: Train-Model}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+""",
+        [("OM-001", "metadata.name")],
+    ),
+    "no-containers.yaml": (
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: empty}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: []
+""",
+        [("POD-001", "spec.template.spec.containers")],
+    ),
+    "no-image.yaml": (
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: imageless}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main}]
+""",
+        [("POD-003", "spec.template.spec.containers[0].image")],
+    ),
+    "every-day.yaml": (
+        """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: every day
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: main, image: busybox}]
+""",
+        [("CS-001", "spec.schedule")],
+    ),
+    "mars.yaml": (
+        """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: olympus}
+spec:
+  schedule: "0 3 * * *"
+  timeZone: Mars/Olympus
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: main, image: busybox}]
+""",
+        [("CS-002", "spec.timeZone")],
+    ),
+    "sometimes.yaml": (
+        """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: sometimes}
+spec:
+  schedule: "@hourly"
+  concurrencyPolicy: Sometimes
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: main, image: busybox}]
+""",
+        [("CS-003", "spec.concurrencyPolicy")],
+    ),
+}
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_each_example_fails_the_check_with_its_rule(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, expected = EXAMPLES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    code, out = run(["check", "--output", "json", str(path)], capsys)
+    assert code == 1
+    (result,) = orjson.loads(out)["results"]
+    assert [(v["rule"], v["field"]) for v in result["violations"]] == expected
+    assert all(v["enforcement"] == "deny" for v in result["violations"])
+
+
+def test_all_examples_at_once_in_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, (text, _) in EXAMPLES.items():
+        (tmp_path / name).write_text(text)
+    code, out = run(["check", str(tmp_path)], capsys)
+    assert code == 1
+    assert (
+        f'{tmp_path / "mars.yaml"}:7:3: CS-002 spec.timeZone: Invalid value: "Mars/Olympus": '
+        "unknown time zone Mars/Olympus"
+    ) in out.splitlines()
+    assert (
+        f'{tmp_path / "every-day.yaml"}:6:3: CS-001 spec.schedule: Invalid value: "every day": '
+        "expected exactly 5 fields, found 2: [every day]"
+    ) in out.splitlines()
+    assert "6 violation(s) (6 deny, 0 warn, 0 dryrun) in 6 checked document(s)" in out
+
+
+def test_an_unknown_field_fails_the_check_and_follows_kubernetes_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: typo}
+spec:
+  backofLimit: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+"""
+    )
+    code, out = run(["check", "--output", "json", str(path)], capsys)
+    assert code == 1
+    (violation,) = orjson.loads(out)["results"][0]["violations"]
+    assert violation == {
+        "rule": "SC-001",
+        "field": "spec.backofLimit",
+        "type": "FieldValueForbidden",
+        "message": 'Forbidden: unknown field "spec.backofLimit"',
+        "enforcement": "deny",
+        "line": 6,
+        "column": 3,
+    }
+
+
+def test_rules_can_be_rolled_out_as_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "jobguard.yaml"
+    config.write_text('rules:\n  "SC-*": {enforcement: warn}\n  "CS-*": {enabled: false}\n')
+    text, _ = EXAMPLES["sometimes.yaml"]
+    manifest = tmp_path / "cron.yaml"
+    manifest.write_text(text.replace("kind: CronJob", "kind: CronJob\nextra: 1"))
+    code, out = run(["check", "--config", str(config), "--output", "json", str(manifest)], capsys)
+    assert code == 0
+    violations: list[dict[str, Any]] = orjson.loads(out)["results"][0]["violations"]
+    assert [(v["rule"], v["field"], v["enforcement"]) for v in violations] == [
+        ("SC-001", "extra", "warn")
+    ]
+
+
+def test_old_documents_stand_in_for_stored_objects_and_are_not_schema_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, _ = EXAMPLES["sometimes.yaml"]
+    valid = text.replace("concurrencyPolicy: Sometimes", "concurrencyPolicy: Forbid")
+    old = tmp_path / "old.yaml"
+    old.write_text(valid.replace("spec:\n  schedule", "spec:\n  legacyField: 1\n  schedule", 1))
+    new = tmp_path / "new.yaml"
+    new.write_text(valid)
+    code, out = run(["check", "--old", str(old), "--output", "json", str(new)], capsys)
+    assert code == 0
+    assert orjson.loads(out)["results"][0]["violations"] == []
