@@ -1,4 +1,4 @@
-"""The `jobguard` command: serve, review, check, rules, certs."""
+"""The `jobguard` command: serve, review, check, audit, export, rules, certs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import orjson
 from jobguard import __version__
 from jobguard.app.admission import handle_mutate, handle_validate
 from jobguard.app.config import ConfigError, FileConfig, load_config
+from jobguard.validators import DEFAULT_VERSION, Settings
 
 log = logging.getLogger("jobguard")
 
@@ -28,15 +29,32 @@ def _load(path: str | None) -> FileConfig:
         raise SystemExit(EXIT_UNUSABLE) from None
 
 
+def _offline_settings(path: str | None) -> Settings:
+    """The settings of a command that does not connect to a cluster."""
+    config = _load(path)
+    if config.version_is_auto:
+        print(
+            f"jobguard: kubernetesVersion: auto needs a cluster; judging with the semantics of "
+            f"{DEFAULT_VERSION}",
+            file=sys.stderr,
+        )
+    return config.to_settings()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from jobguard.app.cluster_cli import serve_cluster
     from jobguard.app.main import ServerOptions, create_app
     from jobguard.app.observability import configure_logging
     from jobguard.app.server import GracefulServer
 
     configure_logging(args.log_level)
     config = _load(args.config)
+    cluster = serve_cluster(args, config)
+    if isinstance(cluster, int):
+        return cluster
+    cluster_version, background_audit = cluster
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         print("jobguard: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -66,7 +84,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     elif args.client_ca_file:
         print("jobguard: --client-ca-file needs TLS (--tls-cert-file)", file=sys.stderr)
         return EXIT_UNUSABLE
-    app = create_app(config, args.config, options=options, tls=tls_manager)
+    app = create_app(
+        config,
+        args.config,
+        options=options,
+        tls=tls_manager,
+        cluster_version=cluster_version,
+        audit=background_audit,
+    )
     server_config = uvicorn.Config(
         app,
         host=args.host,
@@ -85,7 +110,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    settings = _load(args.config).to_settings()
+    settings = _offline_settings(args.config)
     try:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
@@ -106,7 +131,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from jobguard.app.report import FORMATS
     from jobguard.validators import Requester
 
-    settings = _load(args.config).to_settings()
+    settings = _offline_settings(args.config)
     if args.jobs < 1:
         print("jobguard: --jobs must be at least 1", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -170,6 +195,8 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jobguard.app.cluster_cli import add_audit_parser, add_export_parser, add_serve_options
+
     parser = argparse.ArgumentParser(
         prog="jobguard", description="Admission webhook for batch/v1 Jobs"
     )
@@ -229,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=20,
         help="seconds in-flight requests get after the listener closes",
     )
+    add_serve_options(serve)
     serve.set_defaults(func=cmd_serve)
 
     rev = sub.add_parser("review", help="judge one AdmissionReview JSON (file or -)")
@@ -252,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--output", choices=["text", "json", "junit", "sarif"], default="text")
     chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
     chk.set_defaults(func=cmd_check)
+
+    add_audit_parser(sub)
+    add_export_parser(sub)
 
     rules = sub.add_parser(
         "rules", help="list every rule: ID, area, default enforcement, where it is checked"

@@ -24,6 +24,7 @@ from jobguard.validators import (
     UnsupportedVersionError,
 )
 from jobguard.validators.selectors import validate_selector
+from jobguard.validators.versions import AUTO_VERSION
 
 CONFIG_ENV = "JOBGUARD_CONFIG"
 VERSION_ENV = "JOBGUARD_KUBERNETES_VERSION"
@@ -146,6 +147,8 @@ class FileConfig(BaseModel):
     def _known_version(cls, value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError(str(UnsupportedVersionError(value)))
+        if value == AUTO_VERSION:
+            return value  # the cluster's, read at start (jobguard serve, jobguard audit)
         try:
             Semantics.for_version(value)
         except UnsupportedVersionError as exc:
@@ -162,13 +165,22 @@ class FileConfig(BaseModel):
                 raise ValueError(f"{pattern!r} matches no rule ID")
         return value
 
-    def to_settings(self) -> Settings:
+    @property
+    def version_is_auto(self) -> bool:
+        return self.kubernetes_version == AUTO_VERSION
+
+    def to_settings(self, cluster_version: str | None = None) -> Settings:
+        """The settings; `kubernetesVersion: auto` takes `cluster_version` (the supported version
+        chosen for the cluster), else the default version."""
+        version = self.kubernetes_version
+        if version == AUTO_VERSION:
+            version = cluster_version or DEFAULT_VERSION
         overrides = tuple(
             (pattern, RuleOverride(entry.enabled, entry.enforcement, dict(entry.params)))
             for pattern, entry in self.rules.items()
         )
         return Settings(
-            semantics=Semantics.for_version(self.kubernetes_version),
+            semantics=Semantics.for_version(version),
             enforcement=self.enforcement,
             overrides=overrides,
             policies=PolicySet(

@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import uvicorn
@@ -29,6 +29,9 @@ from jobguard.app.observability import Metrics
 from jobguard.app.reload import ConfigReloader
 from jobguard.app.tls import TLSManager
 from jobguard.validators import Settings
+
+if TYPE_CHECKING:  # the kubernetes client is imported only when the background audit runs
+    from jobguard.app.audit import BackgroundAuditOptions
 
 log = logging.getLogger("jobguard")
 request_log = logging.getLogger("jobguard.requests")
@@ -236,13 +239,16 @@ def create_app(
     reload_interval: float = 2.0,
     options: ServerOptions | None = None,
     tls: TLSManager | None = None,
+    cluster_version: str | None = None,
+    audit: BackgroundAuditOptions | None = None,
 ) -> WebhookApp:
     """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
-    defaults; with a file, the file is watched and reloaded (see app.reload)."""
+    defaults; with a file, the file is watched and reloaded (see app.reload). `cluster_version`
+    is what `kubernetesVersion: auto` stands for; `audit` runs the background audit."""
     config_path = config_path or os.environ.get(CONFIG_ENV) or None
     server_options = options or ServerOptions()
     loaded = config if config is not None else load_config(config_path)
-    settings = loaded.to_settings()
+    settings = loaded.to_settings(cluster_version)
     metrics = Metrics()
 
     @asynccontextmanager
@@ -250,6 +256,8 @@ def create_app(
         tasks = [asyncio.create_task(api.state.reloader.run())] if api.state.reloader else []
         if tls is not None:
             tasks.append(asyncio.create_task(tls.run()))
+        if api.state.audit is not None:
+            tasks.append(asyncio.create_task(api.state.audit.run()))
         health = _health_server(api, server_options) if server_options.health_port else None
         health_task = asyncio.create_task(health.serve()) if health is not None else None
         api.state.ready = True
@@ -272,6 +280,18 @@ def create_app(
     api.state.settings = settings
     api.state.metrics = metrics
     api.state.tls = tls
+    api.state.audit = None
+    if audit is not None:
+        from jobguard.app.audit import AuditMetrics, BackgroundAudit
+
+        api.state.audit = BackgroundAudit(
+            audit.connect,
+            lambda: api.state.settings,
+            AuditMetrics(metrics.registry),
+            audit.interval,
+            audit.options,
+            audit.write_reports,
+        )
     if tls is not None:
         metrics.set_certificate(tls.not_after)
 
@@ -289,7 +309,9 @@ def create_app(
         metrics.config_reloads.labels("success" if ok else "failure").inc()
 
     api.state.reloader = (
-        ConfigReloader(config_path, apply, reload_interval, observer=reloaded)
+        ConfigReloader(
+            config_path, apply, reload_interval, observer=reloaded, cluster_version=cluster_version
+        )
         if config_path
         else None
     )

@@ -27,9 +27,12 @@ class ConfigReloader:
         apply: Callable[[Settings], None],
         interval: float = 2.0,
         observer: Callable[[bool], None] | None = None,
+        cluster_version: str | None = None,
     ) -> None:
-        """`observer` is told the result of every reload attempt (metrics)."""
+        """`observer` is told the result of every reload attempt (metrics); `cluster_version`
+        is what `kubernetesVersion: auto` means (read from the cluster at start)."""
         self.path = path
+        self.cluster_version = cluster_version
         self.apply = apply
         self.poller = FilePoller(
             [path], self._reload, (ConfigError,), interval, "new configuration", log, observer
@@ -48,7 +51,7 @@ class ConfigReloader:
         return self.poller.last_error
 
     def _reload(self) -> None:
-        self.apply(load_config(self.path).to_settings())
+        self.apply(load_config(self.path).to_settings(self.cluster_version))
         log.info("configuration reloaded from %s", self.path)
 
     def check(self, force: bool = False) -> bool:

@@ -43,3 +43,52 @@ class Semantics:
             mutable_pod_resources_for_suspended_jobs=newest,
             newest_status_strategy=newest,
         )
+
+
+AUTO_VERSION = "auto"
+"""`kubernetesVersion: auto`: the cluster's version, read from its `/version` at start."""
+
+
+@dataclass(frozen=True, slots=True)
+class VersionChoice:
+    """The semantics chosen for a cluster's version."""
+
+    cluster: str
+    """The cluster's version as "MAJOR.MINOR"."""
+    version: str
+    """The supported version whose semantics apply (the nearest one when not supported)."""
+
+    @property
+    def exact(self) -> bool:
+        return self.cluster == self.version
+
+
+def choose_version(major: str, minor: str, git_version: str = "") -> VersionChoice:
+    """The supported version for a cluster's `/version` (major, minor, gitVersion).
+
+    Managed offerings report minors such as "35+"; the digits count. When major and minor say
+    nothing usable, gitVersion ("v1.35.2-gke.100") does. ValueError when neither does.
+    """
+    numbers = _numbers(major, minor) or _numbers(*git_version.lstrip("v").split(".")[:2])
+    if numbers is None:
+        raise ValueError(
+            f"cannot read a Kubernetes version from major={major!r}, minor={minor!r}, "
+            f"gitVersion={git_version!r}"
+        )
+    cluster_major, cluster_minor = numbers
+
+    def distance(supported: str) -> int:
+        s_major, s_minor = (int(part) for part in supported.split("."))
+        return abs((s_major - cluster_major) * 1000 + s_minor - cluster_minor)
+
+    nearest = min(SUPPORTED_VERSIONS, key=distance)
+    return VersionChoice(f"{cluster_major}.{cluster_minor}", nearest)
+
+
+def _numbers(*parts: str) -> tuple[int, int] | None:
+    if len(parts) != 2:
+        return None
+    digits = ["".join(c for c in part.split("-")[0] if c.isdigit()) for part in parts]
+    if not all(digits):
+        return None
+    return int(digits[0]), int(digits[1])

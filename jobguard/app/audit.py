@@ -1,0 +1,243 @@
+"""`jobguard audit` and the server's background audit: the Jobs and CronJobs already stored in a
+cluster, each judged at rest (`validators.judge_at_rest`), listed page by page with the
+official `kubernetes` client (`app.cluster`).
+
+Exit codes of the command: 0 no deny-level violation, 1 at least one, 2 the cluster could not be
+audited (unreachable, unauthorized, a missing permission named by verb and resource).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import Counter as MetricCounter
+
+from jobguard.app.cluster import (
+    CRONJOBS,
+    DEFAULT_PAGE_SIZE,
+    JOBS,
+    POLICY_REPORTS,
+    Cluster,
+    ClusterError,
+)
+from jobguard.validators import Enforcement, Settings, Violation, judge_at_rest
+
+log = logging.getLogger("jobguard.audit")
+
+EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNAUDITED = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+
+    @property
+    def api_version(self) -> str:
+        return "batch/v1"
+
+    @property
+    def path(self) -> str:
+        """ "team-a/jobs/pi": where it lives, as kubectl would name it."""
+        plural = "jobs" if self.kind == "Job" else "cronjobs"
+        return f"{self.namespace}/{plural}/{self.name}"
+
+    def reference(self) -> dict[str, str]:
+        """An ObjectReference."""
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "uid": self.uid,
+        }
+
+
+@dataclass(slots=True)
+class ObjectResult:
+    ref: ObjectRef
+    violations: list[Violation]
+
+
+@dataclass(slots=True)
+class AuditReport:
+    results: list[ObjectResult] = field(default_factory=list)
+    version: str = ""
+    """The Kubernetes version whose semantics judged the objects."""
+
+    def count(self, enforcement: Enforcement) -> int:
+        return sum(1 for r in self.results for v in r.violations if v.enforcement is enforcement)
+
+    def by_rule(self) -> Counter[str]:
+        return Counter(v.error.rule for r in self.results for v in r.violations)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "objects": len(self.results),
+            "jobs": sum(1 for r in self.results if r.ref.kind == "Job"),
+            "cronjobs": sum(1 for r in self.results if r.ref.kind == "CronJob"),
+            "violations": sum(len(r.violations) for r in self.results),
+            "deny": self.count(Enforcement.DENY),
+            "warn": self.count(Enforcement.WARN),
+            "dryrun": self.count(Enforcement.DRYRUN),
+        }
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_VIOLATIONS if self.count(Enforcement.DENY) else EXIT_CLEAN
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOptions:
+    namespace: str | None = None
+    """One namespace, else all."""
+    page_size: int = DEFAULT_PAGE_SIZE
+
+
+def _ref(kind: str, item: Any) -> ObjectRef:
+    metadata = item.get("metadata") if isinstance(item, dict) else None
+    metadata = metadata if isinstance(metadata, dict) else {}
+
+    def text(key: str) -> str:
+        value = metadata.get(key)
+        return value if isinstance(value, str) else ""
+
+    return ObjectRef(kind, text("namespace"), text("name"), text("uid"))
+
+
+def audit(cluster: Cluster, settings: Settings, options: AuditOptions) -> AuditReport:
+    """Every Job and CronJob (of one namespace, or all), judged at rest (ClusterError when the
+    cluster cannot be listed)."""
+    report = AuditReport(version=settings.semantics.version)
+    for resource in (JOBS, CRONJOBS):
+        for item in cluster.list_objects(resource, options.namespace, options.page_size):
+            verdict = judge_at_rest(resource.kind, item, settings)
+            report.results.append(ObjectResult(_ref(resource.kind, item), verdict.unique()))
+    report.results.sort(key=lambda r: (r.ref.kind != "Job", r.ref.namespace, r.ref.name))
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    created: int
+    updated: int
+
+
+def write_reports(cluster: Cluster, reports: list[dict[str, Any]]) -> WriteOutcome:
+    """Create or update PolicyReports; ClusterError when their CRD is not installed (jobguard
+    never installs CRDs) or a write fails."""
+    if not cluster.serves(POLICY_REPORTS):
+        raise ClusterError(
+            f"the PolicyReport CRD ({POLICY_REPORTS.qualified}, {POLICY_REPORTS.version}) is not "
+            "installed in the cluster; jobguard does not install CRDs, so no report was written"
+        )
+    outcomes = Counter(cluster.apply_report(report) for report in reports)
+    return WriteOutcome(outcomes["created"], outcomes["updated"])
+
+
+class AuditMetrics:
+    """The background audit's metrics, on the server's registry."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.violations = Gauge(
+            "jobguard_audit_violations",
+            "Violations found by the last background audit, by rule ID.",
+            ["rule"],
+            registry=registry,
+        )
+        self.last_run = Gauge(
+            "jobguard_audit_last_run_timestamp_seconds",
+            "Unix time at which the last background audit finished successfully.",
+            registry=registry,
+        )
+        self.runs = MetricCounter(
+            "jobguard_audit_runs_total",
+            "Background audits by result (success, failure).",
+            ["result"],
+            registry=registry,
+        )
+
+    def record(self, report: AuditReport, finished: float) -> None:
+        self.violations.clear()
+        for rule, count in sorted(report.by_rule().items()):
+            self.violations.labels(rule).set(count)
+        self.last_run.set(finished)
+        self.runs.labels("success").inc()
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundAuditOptions:
+    """What `jobguard serve --audit-interval` asks of the server."""
+
+    connect: Callable[[], Cluster]
+    interval: float
+    """Seconds between audits."""
+    options: AuditOptions = field(default_factory=AuditOptions)
+    write_reports: bool = False
+
+
+class BackgroundAudit:
+    """Audits the cluster every `interval` seconds in the server (in a worker thread: the
+    kubernetes client blocks), publishing metrics and, when asked, PolicyReports."""
+
+    def __init__(
+        self,
+        connect: Callable[[], Cluster],
+        settings: Callable[[], Settings],
+        metrics: AuditMetrics,
+        interval: float,
+        options: AuditOptions | None = None,
+        write: bool = False,
+    ) -> None:
+        self.connect = connect
+        self.settings = settings
+        self.metrics = metrics
+        self.interval = interval
+        self.options = options or AuditOptions()
+        self.write = write
+        self.last_report: AuditReport | None = None
+
+    def run_once(self) -> AuditReport | None:
+        """One audit; failures are logged and counted, never raised."""
+        from jobguard.app.audit_report import policy_reports
+
+        try:
+            cluster = self.connect()
+            try:
+                report = audit(cluster, self.settings(), self.options)
+                if self.write:
+                    written = write_reports(cluster, policy_reports(report))
+                    log.info(
+                        "policy reports written: %d created, %d updated",
+                        written.created,
+                        written.updated,
+                    )
+            finally:
+                cluster.close()
+        except ClusterError as exc:
+            self.metrics.runs.labels("failure").inc()
+            log.error("background audit failed: %s", exc)
+            return None
+        self.metrics.record(report, time.time())
+        self.last_report = report
+        log.info(
+            "background audit: %d objects, %d violations",
+            len(report.results),
+            report.summary()["violations"],
+        )
+        return report
+
+    async def run(self) -> None:
+        """Audit now and then every `interval` seconds, until cancelled."""
+        while True:
+            await asyncio.to_thread(self.run_once)
+            await asyncio.sleep(self.interval)

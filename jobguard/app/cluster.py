@@ -1,0 +1,338 @@
+"""The cluster, through the official `kubernetes` client: connecting (kubeconfig and context, or
+the in-cluster service account), the server's version, paged lists of Jobs and CronJobs as the
+API server returns them (raw JSON, so the rules judge exactly what is stored), and PolicyReports.
+
+Failures become `ClusterError`s with one line that says what could not be done; a 403 names the
+verb and resource the credentials lack (`AccessDenied`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import urllib3
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.incluster_config import (
+    SERVICE_CERT_FILENAME,
+    SERVICE_HOST_ENV_NAME,
+    SERVICE_TOKEN_FILENAME,
+    InClusterConfigLoader,
+)
+
+log = logging.getLogger("jobguard.cluster")
+
+DEFAULT_PAGE_SIZE = 500
+MAX_LIST_RESTARTS = 3
+"""How often a list restarts after its continue token expired (410) before giving up."""
+REQUEST_TIMEOUT = 30.0
+MERGE_PATCH = "application/merge-patch+json"
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """ "jobs.batch", as RBAC and kubectl name it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+JOBS = Resource("batch", "v1", "jobs", "Job")
+CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
+POLICY_REPORTS = Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport")
+BY_KIND = {JOBS.kind: JOBS, CRONJOBS.kind: CRONJOBS}
+
+
+class ClusterError(Exception):
+    """The cluster could not be asked (unreachable, unauthorized, forbidden, failed)."""
+
+
+class AccessDenied(ClusterError):
+    """403: the credentials lack a permission; the message names the verb and resource."""
+
+    def __init__(self, verb: str, resource: Resource, namespace: str | None, detail: str) -> None:
+        self.verb = verb
+        self.resource = resource
+        self.namespace = namespace
+        where = f"in namespace {namespace!r}" if namespace else "in all namespaces"
+        super().__init__(
+            f"forbidden: the credentials may not {verb} {resource.qualified} {where} "
+            f"(RBAC needs verb {verb!r} on resource {resource.plural!r} in API group "
+            f"{resource.group!r}{'' if namespace else ', cluster-wide'}): {detail}"
+        )
+
+
+def _status_message(exc: ApiException) -> str:
+    """The `message` of the Status the API server sent, else the HTTP reason."""
+    try:
+        body = orjson.loads(exc.body or b"")
+    except orjson.JSONDecodeError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    return f"HTTP {exc.status} {exc.reason or ''}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class ServerVersion:
+    major: str
+    minor: str
+    git_version: str
+
+
+class Cluster:
+    """One connection (an ApiClient) and what jobguard asks of it."""
+
+    def __init__(self, api_client: client.ApiClient, source: str) -> None:
+        self.api_client = api_client
+        self.source = source
+        """Where the connection came from ("in-cluster" or "kubeconfig FILE, context NAME")."""
+        self.host = str(api_client.configuration.host)
+
+    def close(self) -> None:
+        self.api_client.close()
+
+    def _call(
+        self, verb: str, resource: Resource | None, scope: str | None, fn: Any, /, **kwargs: Any
+    ) -> Any:
+        """One request (`fn` of the client, with `kwargs`), its JSON body decoded; failures as
+        ClusterError. `scope` is the namespace asked about (None: all)."""
+        try:
+            response = fn(**kwargs, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+        except ApiException as exc:
+            raise self._error(exc, verb, resource, scope) from None
+        except urllib3.exceptions.HTTPError as exc:
+            raise ClusterError(f"cannot reach the cluster at {self.host}: {exc}") from None
+        try:
+            return orjson.loads(response.data)
+        except orjson.JSONDecodeError:
+            raise ClusterError(
+                f"{verb} {resource.qualified if resource else 'version'}: the cluster at "
+                f"{self.host} answered with something that is not JSON"
+            ) from None
+
+    def _error(
+        self, exc: ApiException, verb: str, resource: Resource | None, namespace: str | None
+    ) -> ClusterError:
+        detail = _status_message(exc)
+        if exc.status == 401:
+            return ClusterError(
+                f"unauthorized: the cluster at {self.host} rejected the credentials of "
+                f"{self.source}: {detail}"
+            )
+        if exc.status == 403 and resource is not None:
+            return AccessDenied(verb, resource, namespace, detail)
+        what = resource.qualified if resource is not None else "the server version"
+        return _HTTPError(exc.status or 0, f"{verb} {what}: HTTP {exc.status}: {detail}")
+
+    def version(self) -> ServerVersion:
+        """The server's `/version`."""
+        body = self._call("get", None, None, client.VersionApi(self.api_client).get_code)
+        if not isinstance(body, dict):
+            raise ClusterError(f"the cluster at {self.host} sent an unreadable /version")
+        return ServerVersion(
+            str(body.get("major") or ""),
+            str(body.get("minor") or ""),
+            str(body.get("gitVersion") or ""),
+        )
+
+    def list_objects(
+        self,
+        resource: Resource,
+        namespace: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> Iterator[dict[str, Any]]:
+        """Every object of `resource` (in `namespace`, else in all), `page_size` at a time.
+
+        Items come as the API server lists them (without apiVersion and kind). When a continue
+        token has expired (410 Gone) the list restarts from the beginning, and objects already
+        yielded (by uid) are not yielded again.
+        """
+        batch = client.BatchV1Api(self.api_client)
+        list_all, list_namespaced = {
+            "jobs": (batch.list_job_for_all_namespaces, batch.list_namespaced_job),
+            "cronjobs": (batch.list_cron_job_for_all_namespaces, batch.list_namespaced_cron_job),
+        }[resource.plural]
+        seen: set[str] = set()
+        restarts = 0
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": page_size}
+            if token:
+                kwargs["_continue"] = token
+            if namespace:
+                kwargs["namespace"] = namespace
+            try:
+                page = self._call(
+                    "list",
+                    resource,
+                    namespace,
+                    list_namespaced if namespace else list_all,
+                    **kwargs,
+                )
+            except _HTTPError as exc:
+                if exc.status != 410 or not token:
+                    raise
+                restarts += 1
+                if restarts > MAX_LIST_RESTARTS:
+                    raise ClusterError(
+                        f"list {resource.qualified}: the continue token expired (410 Gone) "
+                        f"{restarts} times; try a larger page size"
+                    ) from None
+                log.warning(
+                    "list %s: continue token expired (410 Gone); restarting the list",
+                    resource.qualified,
+                )
+                token = None
+                continue
+            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
+                raise ClusterError(f"list {resource.qualified}: the answer is not a list")
+            for item in page["items"]:
+                uid = _uid(item)
+                if uid is not None and uid in seen:
+                    continue
+                if uid is not None:
+                    seen.add(uid)
+                yield item
+            metadata = page.get("metadata")
+            token = metadata.get("continue") if isinstance(metadata, dict) else None
+            if not token:
+                return
+
+    def serves(self, resource: Resource) -> bool:
+        """Whether the API server serves `resource` (its CRD is installed): discovery."""
+        api = client.CustomObjectsApi(self.api_client)
+        try:
+            body = self._call(
+                "get",
+                resource,
+                None,
+                api.get_api_resources,
+                group=resource.group,
+                version=resource.version,
+            )
+        except _HTTPError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        resources = body.get("resources") if isinstance(body, dict) else None
+        return any(
+            isinstance(r, dict) and r.get("name") == resource.plural for r in resources or ()
+        )
+
+    def apply_report(self, report: Mapping[str, Any]) -> str:
+        """Create a PolicyReport, or replace the results of an existing one (a merge patch, so
+        no read is needed). Returns "created" or "updated"."""
+        api = client.CustomObjectsApi(self.api_client)
+        namespace = str(report["metadata"]["namespace"])
+        common = {
+            "group": POLICY_REPORTS.group,
+            "version": POLICY_REPORTS.version,
+            "namespace": namespace,
+            "plural": POLICY_REPORTS.plural,
+            "body": dict(report),
+        }
+        try:
+            self._call(
+                "create", POLICY_REPORTS, namespace, api.create_namespaced_custom_object, **common
+            )
+            return "created"
+        except _HTTPError as exc:
+            if exc.status != 409:
+                raise
+        self._call(
+            "patch",
+            POLICY_REPORTS,
+            namespace,
+            api.patch_namespaced_custom_object,
+            name=str(report["metadata"]["name"]),
+            _content_type=MERGE_PATCH,
+            **common,
+        )
+        return "updated"
+
+
+class _HTTPError(ClusterError):
+    """Any other failed request, with its status (404, 409 and 410 are handled by callers)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _uid(item: Any) -> str | None:
+    metadata = item.get("metadata") if isinstance(item, dict) else None
+    uid = metadata.get("uid") if isinstance(metadata, dict) else None
+    return uid if isinstance(uid, str) and uid else None
+
+
+def in_cluster(environ: Mapping[str, str], token_file: str) -> bool:
+    """Running in a pod: the service host is set and the service account token is mounted."""
+    return bool(environ.get(SERVICE_HOST_ENV_NAME)) and Path(token_file).is_file()
+
+
+def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    token_file: str = SERVICE_TOKEN_FILENAME,
+    ca_file: str = SERVICE_CERT_FILENAME,
+) -> Cluster:
+    """A connection: the in-cluster service account when running in a pod and no kubeconfig or
+    context is given, else the kubeconfig (`kubeconfig`, $KUBECONFIG or ~/.kube/config)."""
+    environ = os.environ if environ is None else environ
+    configuration = client.Configuration()
+    try:
+        if kubeconfig is None and context is None and in_cluster(environ, token_file):
+            InClusterConfigLoader(token_file, ca_file, environ=environ).load_and_set(configuration)
+            source = "in-cluster service account"
+        else:
+            config.load_kube_config(
+                config_file=kubeconfig, context=context, client_configuration=configuration
+            )
+            source = f"kubeconfig {kubeconfig or environ.get('KUBECONFIG') or '~/.kube/config'}"
+            if context:
+                source += f", context {context}"
+    except (ConfigException, OSError, ValueError) as exc:
+        raise ClusterError(f"no usable cluster configuration: {exc}") from None
+    configuration.retries = 1
+    return Cluster(client.ApiClient(configuration), source)
+
+
+def detect_version(cluster: Cluster) -> str:
+    """The supported version for the cluster's `/version` (`kubernetesVersion: auto`); a version
+    jobguard does not support falls back to the nearest supported one, with a warning."""
+    from jobguard.validators.versions import choose_version
+
+    reported = cluster.version()
+    try:
+        choice = choose_version(reported.major, reported.minor, reported.git_version)
+    except ValueError as exc:
+        raise ClusterError(f"kubernetesVersion: auto: {exc}") from None
+    if not choice.exact:
+        log.warning(
+            "kubernetesVersion: auto: the cluster runs Kubernetes %s, which jobguard does not "
+            "support; judging with the semantics of %s, the nearest supported version",
+            choice.cluster,
+            choice.version,
+        )
+    else:
+        log.info("kubernetesVersion: auto: the cluster runs Kubernetes %s", choice.cluster)
+    return choice.version

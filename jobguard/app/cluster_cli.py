@@ -1,0 +1,201 @@
+"""The commands that meet a cluster or stand in for the webhook: `jobguard audit`, `jobguard
+export vap`, and the cluster options of `jobguard serve` (background audit, kubernetesVersion:
+auto). `app.cli` registers them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import orjson
+import yaml
+
+from jobguard.app.config import ConfigError, FileConfig, load_config
+from jobguard.validators import SUPPORTED_VERSIONS
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
+OUTPUTS = ("text", "json", "junit", "sarif", "policyreport")
+
+
+def _config(path: str | None) -> FileConfig | None:
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return None
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)"
+    )
+    parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from jobguard.app.audit import AuditOptions, audit, write_reports
+    from jobguard.app.audit_report import FORMATS, policy_reports, policyreport
+    from jobguard.app.cluster import ClusterError, connect, detect_version
+
+    config = _config(args.config)
+    if config is None:
+        return EXIT_UNUSABLE
+    if args.page_size < 1:
+        print("jobguard: --page-size must be at least 1", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        cluster = connect(args.kubeconfig, args.context)
+        try:
+            version = detect_version(cluster) if config.version_is_auto else None
+            report = audit(
+                cluster, config.to_settings(version), AuditOptions(args.namespace, args.page_size)
+            )
+            if args.write_reports:
+                written = write_reports(cluster, policy_reports(report, args.report_scope))
+                print(
+                    f"jobguard: PolicyReports written: {written.created} created, "
+                    f"{written.updated} updated",
+                    file=sys.stderr,
+                )
+        finally:
+            cluster.close()
+    except ClusterError as exc:
+        print(f"jobguard: could not audit: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.output == "policyreport":
+        sys.stdout.write(policyreport(report, args.report_scope))
+    else:
+        sys.stdout.write(FORMATS[args.output](report))
+    return report.exit_code
+
+
+def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from jobguard.app.cluster import DEFAULT_PAGE_SIZE
+
+    audit = sub.add_parser(
+        "audit", help="judge the Jobs and CronJobs stored in a cluster (what holds at rest)"
+    )
+    add_cluster_options(audit)
+    audit.add_argument("--namespace", "-n", help="one namespace (default: all)")
+    audit.add_argument("--config")
+    audit.add_argument(
+        "--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="objects per list request"
+    )
+    audit.add_argument("--output", choices=OUTPUTS, default="text")
+    audit.add_argument(
+        "--report-scope",
+        choices=["namespace", "object"],
+        default="namespace",
+        help="one PolicyReport per namespace or per object",
+    )
+    audit.add_argument(
+        "--write-reports",
+        action="store_true",
+        help="create or update the PolicyReports in the cluster (needs their CRD)",
+    )
+    audit.set_defaults(func=cmd_audit)
+
+
+def cmd_export_vap(args: argparse.Namespace) -> int:
+    from jobguard.validators import export_vap
+
+    config = _config(args.config)
+    if config is None:
+        return EXIT_UNUSABLE
+    version = args.kubernetes_version
+    if config.version_is_auto and version is None:
+        print(
+            "jobguard: kubernetesVersion: auto: export does not connect to a cluster; "
+            "give --kubernetes-version",
+            file=sys.stderr,
+        )
+        return EXIT_UNUSABLE
+    if version is not None:
+        config = config.model_copy(update={"kubernetes_version": version})
+    export = export_vap(config.to_settings())
+    if args.output == "json":
+        body = {"apiVersion": "v1", "kind": "List", "items": export.objects}
+        sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(export.objects, sort_keys=False))
+    print(
+        f"jobguard: {len(export.objects) // 2} ValidatingAdmissionPolicies (and bindings) for "
+        f"Kubernetes {export.version}",
+        file=sys.stderr,
+    )
+    for entry in export.exported:
+        print(
+            f"exported: {entry.subject} ({entry.reason}): {', '.join(entry.objects)}",
+            file=sys.stderr,
+        )
+    reasons: dict[str, list[str]] = {}
+    for entry in export.not_exported:
+        reasons.setdefault(entry.reason, []).append(entry.subject)
+    for reason, subjects in reasons.items():
+        print(f"not exported: {', '.join(subjects)}: {reason}", file=sys.stderr)
+    return EXIT_OK
+
+
+def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = sub.add_parser("export", help="the configuration in other forms")
+    export_sub = export.add_subparsers(dest="export_command", required=True)
+    vap = export_sub.add_parser(
+        "vap", help="ValidatingAdmissionPolicies and bindings for clusters without the webhook"
+    )
+    vap.add_argument("--config")
+    vap.add_argument(
+        "--kubernetes-version",
+        choices=SUPPORTED_VERSIONS,
+        help="the target version (default: the configuration's kubernetesVersion)",
+    )
+    vap.add_argument("--output", choices=["yaml", "json"], default="yaml")
+    vap.set_defaults(func=cmd_export_vap)
+
+
+def add_serve_options(serve: argparse.ArgumentParser) -> None:
+    add_cluster_options(serve)
+    serve.add_argument(
+        "--audit-interval",
+        type=float,
+        default=0.0,
+        help="minutes between background audits of the cluster (0: off)",
+    )
+    serve.add_argument("--audit-page-size", type=int, default=500)
+    serve.add_argument(
+        "--audit-write-reports",
+        action="store_true",
+        help="write PolicyReports after each background audit (needs their CRD)",
+    )
+
+
+def serve_cluster(args: argparse.Namespace, config: FileConfig) -> tuple[str | None, Any] | int:
+    """What `serve` needs from the cluster: the version `kubernetesVersion: auto` stands for and
+    the background audit's options (each None when not asked); an exit code when the cluster
+    cannot be asked."""
+    from jobguard.app.audit import AuditOptions, BackgroundAuditOptions
+    from jobguard.app.cluster import Cluster, ClusterError, connect, detect_version
+
+    def factory() -> Cluster:
+        return connect(args.kubeconfig, args.context)
+
+    version = None
+    if config.version_is_auto:
+        try:
+            cluster = factory()
+            try:
+                version = detect_version(cluster)
+            finally:
+                cluster.close()
+        except ClusterError as exc:
+            print(f"jobguard: kubernetesVersion: auto: {exc}", file=sys.stderr)
+            return EXIT_UNUSABLE
+    background = None
+    if args.audit_interval > 0:
+        background = BackgroundAuditOptions(
+            factory,
+            args.audit_interval * 60,
+            AuditOptions(None, args.audit_page_size),
+            args.audit_write_reports,
+        )
+    return version, background

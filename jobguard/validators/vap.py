@@ -1,0 +1,730 @@
+"""The configuration as ValidatingAdmissionPolicies, for clusters that want no webhook.
+
+`export_vap(Settings) -> VapExport`: `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicy
+and ValidatingAdmissionPolicyBinding objects for the suspend policies (SUS) and the suspend
+semantics rules (NE) that are enabled, one policy and one binding per rule (and per suspend
+policy), and for every rule whether it was exported and why (not). Pure: no I/O.
+
+How the webhook's judgement maps onto a policy:
+* enforcement deny / warn / dryrun -> the binding's validationActions Deny / Warn / Audit;
+* the resource and operation a rule judges -> `matchConstraints.resourceRules` (`jobs`, or
+  `jobs/status` for the status rules, whose policies fail open like the status webhook);
+* exempt namespaces -> `matchConstraints.namespaceSelector` (exact names) and a match condition
+  (globs); exempt users, groups and service accounts and a policy's controllers -> match
+  conditions on `request.userInfo`;
+* a suspend policy's namespaces and labelSelector -> `namespaceSelector` (exact names) and
+  `objectSelector` as pre-filters, and a match condition that says the policy is the one that
+  applies: the first whose match fits (for an UPDATE, the stored Job's first match, else the new
+  object's), exactly as `PolicySet.policy_for` decides, so overlapping policies agree too;
+* messages are the webhook's, prefixed by the rule ID ("SUS-002: spec.suspend: Forbidden: ...").
+
+The CEL uses the standard macros and functions (`has`, `exists`, `all`, `filter`, `size`, `in`,
+`matches`, `string`), string concatenation, and optional field selection (`?.`, `orValue`):
+every supported Kubernetes version's CEL environment offers them, and so does Google's cel-cpp
+with its optional extension, which the tests use to evaluate the export. A comprehension over a
+one-element list (`[expr].all(labels, ...)`) names a Job's labels once. Objects are read as the
+API server passes them to a policy: defaulted (a Job without labels has its template's), with
+absent fields absent, not null.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobguard.validators.catalog import RULES, Enforcement
+from jobguard.validators.errors import forbidden
+from jobguard.validators.policy import PolicySet, Subjects, SuspendPolicy
+from jobguard.validators.settings import Settings
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+VALIDATION_ACTIONS = {
+    Enforcement.DENY: "Deny",
+    Enforcement.WARN: "Warn",
+    Enforcement.DRYRUN: "Audit",
+}
+RULE_ANNOTATION = "jobguard.io/rule"
+POLICY_ANNOTATION = "jobguard.io/suspend-policy"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class ExportEntry:
+    """One rule (or the mutation of one suspend policy): exported or not, and why."""
+
+    subject: str
+    """A rule ID, or "forceSuspendOnCreate (policy 'NAME')"."""
+    exported: bool
+    reason: str
+    objects: tuple[str, ...] = ()
+    """The names of the ValidatingAdmissionPolicies that carry it."""
+
+
+@dataclass(slots=True)
+class VapExport:
+    version: str
+    """The Kubernetes version the export targets (the configuration's)."""
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    """Each ValidatingAdmissionPolicy followed by its binding."""
+    entries: list[ExportEntry] = field(default_factory=list)
+
+    @property
+    def exported(self) -> list[ExportEntry]:
+        return [e for e in self.entries if e.exported]
+
+    @property
+    def not_exported(self) -> list[ExportEntry]:
+        return [e for e in self.entries if not e.exported]
+
+
+# --- CEL building blocks ------------------------------------------------------------------------
+
+
+def cel_string(value: str) -> str:
+    """A CEL string literal."""
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return f"'{escaped}'"
+
+
+def cel_list(values: Iterable[str]) -> str:
+    return "[" + ", ".join(cel_string(v) for v in values) + "]"
+
+
+def glob_regex(pattern: str) -> str:
+    """An RE2 regular expression that matches what `fnmatch.fnmatchcase(name, pattern)` does."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        i += 1
+        if char == "*":
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif char == "[":
+            end = i
+            if end < len(pattern) and pattern[end] == "!":
+                end += 1
+            if end < len(pattern) and pattern[end] == "]":
+                end += 1
+            end = pattern.find("]", end)
+            if end < 0:
+                out.append("\\[")
+                continue
+            body = pattern[i:end].replace("\\", "\\\\")
+            i = end + 1
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            elif body.startswith("^"):
+                body = "\\" + body
+            out.append(f"[{body}]")
+        else:
+            out.append(re.escape(char))
+    return "(?s)^" + "".join(out) + "$"
+
+
+def _not(expression: str) -> str:
+    return f"!({expression})"
+
+
+def _any_of(terms: list[str], empty: str = "false") -> str:
+    if not terms:
+        return empty
+    return terms[0] if len(terms) == 1 else "(" + " || ".join(terms) + ")"
+
+
+def _all_of(terms: list[str]) -> str:
+    terms = [t for t in terms if t != "true"]
+    if not terms:
+        return "true"
+    return terms[0] if len(terms) == 1 else "(" + " && ".join(terms) + ")"
+
+
+def _names_match(value: str, patterns: Iterable[str]) -> str:
+    """`value` (a CEL string expression) matches one of the globs."""
+    patterns = list(patterns)
+    exact = [p for p in patterns if not _GLOB_CHARS.search(p)]
+    globs = [p for p in patterns if _GLOB_CHARS.search(p)]
+    terms = [f"{value} in {cel_list(exact)}"] if exact else []
+    terms += [f"{value}.matches({cel_string(glob_regex(g))})" for g in globs]
+    return _any_of(terms)
+
+
+def _subjects(subjects: Subjects) -> str:
+    """The requester is one of `subjects` (as `Subjects.includes` decides)."""
+    names = [*subjects.users, *(f"system:serviceaccount:{sa}" for sa in subjects.service_accounts)]
+    terms = [f"request.userInfo.username in {cel_list(names)}"] if names else []
+    if subjects.groups:
+        terms.append(f"request.userInfo.groups.exists(g, g in {cel_list(subjects.groups)})")
+    return _any_of(terms)
+
+
+def job_labels(root: str) -> str:
+    """A Job's labels, its template's when it has none (v1 defaulting)."""
+    return (
+        f"(size({root}.metadata.?labels.orValue({{}})) > 0 ? {root}.metadata.labels : "
+        f"{root}.spec.?template.?metadata.?labels.orValue({{}}))"
+    )
+
+
+def _selector(selector: Any, labels: str) -> str:
+    """A LabelSelector (as `selectors.selector_matches` reads it) on a labels expression."""
+    if selector is None:
+        return "true"
+    terms = []
+    for key, value in (selector.get("matchLabels") or {}).items():
+        k = cel_string(key)
+        terms.append(f"({k} in {labels} && {labels}[{k}] == {cel_string(value)})")
+    for requirement in selector.get("matchExpressions") or []:
+        k = cel_string(requirement.get("key", ""))
+        values = cel_list(requirement.get("values") or [])
+        operator = requirement.get("operator")
+        if operator == "In":
+            terms.append(f"({k} in {labels} && {labels}[{k}] in {values})")
+        elif operator == "NotIn":
+            terms.append(f"!({k} in {labels} && {labels}[{k}] in {values})")
+        elif operator == "Exists":
+            terms.append(f"{k} in {labels}")
+        elif operator == "DoesNotExist":
+            terms.append(f"!({k} in {labels})")
+        else:
+            terms.append("false")
+    return _all_of(terms)
+
+
+def _policy_matches(policy: SuspendPolicy, labels: str) -> str:
+    namespace = (
+        "true"
+        if policy.namespaces is None
+        else _names_match("request.namespace", policy.namespaces)
+    )
+    return _all_of([namespace, _selector(policy.label_selector, labels)])
+
+
+def _first_match(policies: PolicySet, index: int, labels: str) -> str:
+    """Policy `index` is the first whose match fits `labels` (`PolicySet.policy_for`)."""
+    earlier = [_not(_policy_matches(p, labels)) for p in policies.policies[:index]]
+    return _all_of([_policy_matches(policies.policies[index], labels), *earlier])
+
+
+def _any_match(policies: PolicySet, labels: str) -> str:
+    return _any_of([_policy_matches(p, labels) for p in policies.policies])
+
+
+def _with_labels(root: str, name: str, expression: str) -> str:
+    """`expression` with `name` bound to the Job's labels."""
+    return f"[{job_labels(root)}].all({name}, {expression})"
+
+
+_SUSPEND = "object.spec.?suspend.orValue(false)"
+_OLD_SUSPEND = "oldObject.spec.?suspend.orValue(false)"
+_RESUMED = f"({_OLD_SUSPEND} && !{_SUSPEND})"
+_SUSPENDED = f"(!{_OLD_SUSPEND} && {_SUSPEND})"
+
+
+def _conditions(root: str) -> str:
+    return f"{root}.status.?conditions.orValue([])"
+
+
+def _condition_true(root: str, types: list[str]) -> str:
+    return f"{_conditions(root)}.exists(c, c.type in {cel_list(types)} && c.status == 'True')"
+
+
+def _finished(root: str) -> str:
+    return _condition_true(root, ["Complete", "Failed"])
+
+
+def _scheduling_changed() -> str:
+    """TM-002's directives differ (as `rules.jobs.scheduling_directives_changed` decides)."""
+    pairs = [
+        ("?metadata.?labels", "{}"),
+        ("?metadata.?annotations", "{}"),
+        ("?spec.?nodeSelector", "{}"),
+        ("?spec.?tolerations", "[]"),
+        ("?spec.?schedulingGates", "[]"),
+        ("?spec.?affinity.?nodeAffinity", "{}"),
+    ]
+    terms = [
+        f"oldObject.spec.template.{path}.orValue({empty}) != "
+        f"object.spec.template.{path}.orValue({empty})"
+        for path, empty in pairs
+    ]
+    return "(" + " || ".join(terms) + ")"
+
+
+def _message(rule: str, path: str, detail: str) -> str:
+    return f"{rule}: {forbidden(rule, path, detail).message()}"
+
+
+# --- objects ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    """One policy to build: the rule it carries and what it matches."""
+
+    rule: str
+    name: str
+    resource: str
+    operations: tuple[str, ...]
+    validation: dict[str, str]
+    match_conditions: tuple[tuple[str, str], ...] = ()
+    variables: tuple[tuple[str, str], ...] = ()
+    suspend_policy: str | None = None
+    namespace_selector: dict[str, Any] | None = None
+    object_selector: dict[str, Any] | None = None
+
+
+def object_name(*parts: str) -> str:
+    """A DNS subdomain name: "jobguard-" and the parts, lower-cased, unusable characters as "-"
+    (with a short hash of the original when anything had to change)."""
+    raw = "-".join(("jobguard", *parts))
+    name = re.sub(r"[^a-z0-9.-]+", "-", raw.lower()).strip("-.")
+    if name != raw:
+        name = f"{name[:200]}-{hashlib.sha256(raw.encode()).hexdigest()[:8]}"
+    return name
+
+
+def _objects(spec: _Spec, enforcement: Enforcement) -> list[dict[str, Any]]:
+    annotations = {RULE_ANNOTATION: spec.rule}
+    if spec.suspend_policy is not None:
+        annotations[POLICY_ANNOTATION] = spec.suspend_policy
+    metadata = {
+        "name": spec.name,
+        "labels": {"app.kubernetes.io/managed-by": "jobguard"},
+        "annotations": annotations,
+    }
+    constraints: dict[str, Any] = {
+        "resourceRules": [
+            {
+                "apiGroups": ["batch"],
+                "apiVersions": ["v1"],
+                "operations": list(spec.operations),
+                "resources": [spec.resource],
+                "scope": "Namespaced",
+            }
+        ],
+        "matchPolicy": "Equivalent",
+    }
+    if spec.namespace_selector is not None:
+        constraints["namespaceSelector"] = spec.namespace_selector
+    if spec.object_selector is not None:
+        constraints["objectSelector"] = spec.object_selector
+    policy_spec: dict[str, Any] = {
+        # Status policies fail open, like the status webhook: never stall the Job controller.
+        "failurePolicy": "Ignore" if spec.resource == "jobs/status" else "Fail",
+        "matchConstraints": constraints,
+    }
+    if spec.match_conditions:
+        policy_spec["matchConditions"] = [
+            {"name": name, "expression": expression} for name, expression in spec.match_conditions
+        ]
+    if spec.variables:
+        policy_spec["variables"] = [
+            {"name": name, "expression": expression} for name, expression in spec.variables
+        ]
+    policy_spec["validations"] = [{**spec.validation, "reason": "Forbidden"}]
+    policy = {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": metadata,
+        "spec": policy_spec,
+    }
+    binding = {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {**metadata, "annotations": dict(annotations)},
+        "spec": {
+            "policyName": spec.name,
+            "validationActions": [VALIDATION_ACTIONS[enforcement]],
+        },
+    }
+    return [policy, binding]
+
+
+# --- suspend policies (SUS) ---------------------------------------------------------------------
+
+
+def _exemption_conditions(policies: PolicySet) -> list[tuple[str, str]]:
+    exemptions = policies.exemptions
+    globs = [n for n in exemptions.namespaces if _GLOB_CHARS.search(n)]
+    exempt = [_subjects(exemptions.subjects)]
+    if globs:
+        exempt.append(_names_match("request.namespace", globs))
+    condition = _any_of([t for t in exempt if t != "false"])
+    return [] if condition == "false" else [("not-exempt", _not(condition))]
+
+
+def _namespace_selector(exempt: list[str], included: list[str] | None) -> dict[str, Any] | None:
+    """Exact namespace names as a namespaceSelector (globs are left to the match conditions)."""
+    expressions = []
+    if included is not None:
+        expressions.append({"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": included})
+    if exempt:
+        expressions.append({"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": exempt})
+    return {"matchExpressions": expressions} if expressions else None
+
+
+def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec]:
+    policy = policies.policies[index]
+    who = policy.controllers.describe()
+    name = policy.name
+    common = _exemption_conditions(policies)
+    controllers = _subjects(policy.controllers)
+    if controllers != "false":
+        common.append(("not-a-controller", _not(controllers)))
+    exact_exempt = [n for n in policies.exemptions.namespaces if not _GLOB_CHARS.search(n)]
+    own = policy.namespaces
+    exact_own = (
+        list(own) if own is not None and not any(_GLOB_CHARS.search(n) for n in own) else None
+    )
+    selectors: dict[str, Any] = {
+        "suspend_policy": name,
+        "namespace_selector": _namespace_selector(exact_exempt, exact_own),
+        "object_selector": dict(policy.label_selector)
+        if policy.label_selector is not None
+        else None,
+    }
+    created = _with_labels("object", "labels", _first_match(policies, index, "labels"))
+    first_old = _first_match(policies, index, "old")
+    applies = _with_labels(
+        "oldObject",
+        "old",
+        _with_labels(
+            "object",
+            "new",
+            f"({first_old} || (!{_any_match(policies, 'old')} && "
+            f"{_first_match(policies, index, 'new')}))",
+        ),
+    )
+    on_update = (*common, ("policy-applies", applies))
+    specs = []
+    if "SUS-001" in enabled:
+        detail = (
+            f"jobs matched by policy '{name}' must be created suspended (spec.suspend: true); "
+            f"only {who} may create them running"
+        )
+        specs.append(
+            _Spec(
+                "SUS-001",
+                object_name("sus-001", name),
+                "jobs",
+                ("CREATE",),
+                {
+                    "expression": f"{_SUSPEND} == true",
+                    "message": _message("SUS-001", "spec.suspend", detail),
+                },
+                (*common, ("policy-applies", created)),
+                **selectors,
+            )
+        )
+    if "SUS-002" in enabled:
+        detail = f"only {who} may resume jobs matched by policy '{name}'"
+        specs.append(
+            _Spec(
+                "SUS-002",
+                object_name("sus-002", name),
+                "jobs",
+                ("UPDATE",),
+                {
+                    "expression": f"!{_RESUMED}",
+                    "message": _message("SUS-002", "spec.suspend", detail),
+                },
+                on_update,
+                **selectors,
+            )
+        )
+    if "SUS-003" in enabled and not policy.users_may_suspend:
+        detail = f"only {who} may suspend jobs matched by policy '{name}'"
+        specs.append(
+            _Spec(
+                "SUS-003",
+                object_name("sus-003", name),
+                "jobs",
+                ("UPDATE",),
+                {
+                    "expression": f"!{_SUSPENDED}",
+                    "message": _message("SUS-003", "spec.suspend", detail),
+                },
+                on_update,
+                **selectors,
+            )
+        )
+    if "SUS-004" in enabled:
+        detail = f"only {who} may change scheduling directives of jobs matched by policy '{name}'"
+        specs.append(
+            _Spec(
+                "SUS-004",
+                object_name("sus-004", name),
+                "jobs",
+                ("UPDATE",),
+                {
+                    "expression": f"!{_scheduling_changed()}",
+                    "message": _message("SUS-004", "spec.template", detail),
+                },
+                on_update,
+                **selectors,
+            )
+        )
+    if "SUS-005" in enabled:
+        keys = policy.selected_keys()
+        detail = (
+            f"a job matched by policy '{name}' cannot be relabelled out of it "
+            f"({', '.join(keys) or 'its labels'}); only {who} may do that"
+        )
+        same_keys = [
+            f"(({cel_string(k)} in variables.oldLabels) == ({cel_string(k)} in variables.newLabels)"
+            f" && (!({cel_string(k)} in variables.oldLabels) || "
+            f"variables.oldLabels[{cel_string(k)}] == variables.newLabels[{cel_string(k)}]))"
+            for k in keys
+        ]
+        stays = _with_labels("object", "new", _first_match(policies, index, "new"))
+        specs.append(
+            _Spec(
+                "SUS-005",
+                object_name("sus-005", name),
+                "jobs",
+                ("UPDATE",),
+                {
+                    "expression": f"{_finished('oldObject')} || "
+                    f"(variables.staysInPolicy && {_all_of(same_keys)})",
+                    "message": _message("SUS-005", "metadata.labels", detail),
+                },
+                (
+                    *common,
+                    ("matched-before", _with_labels("oldObject", "old", first_old)),
+                ),
+                (
+                    ("oldLabels", job_labels("oldObject")),
+                    ("newLabels", job_labels("object")),
+                    ("staysInPolicy", stays),
+                ),
+                **selectors,
+            )
+        )
+    return specs
+
+
+# --- suspend semantics (NE) ---------------------------------------------------------------------
+
+
+def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[str, str]]:
+    """The NE policies, and the reason for each enabled NE rule left out."""
+    specs: list[_Spec] = []
+    skipped: dict[str, str] = {}
+    suspended_true = "{root}.status.?conditions.orValue([]).exists(c, c.type == 'Suspended' && c.status == 'True')"
+    new_suspended_true = suspended_true.format(root="object")
+    old_suspended_true = suspended_true.format(root="oldObject")
+    resuming = (
+        f"({old_suspended_true} && {_conditions('object')}"
+        ".exists(c, c.type == 'Suspended' && c.status == 'False'))"
+    )
+
+    def add(
+        rule: str, resource: str, operations: tuple[str, ...], validation: dict[str, str]
+    ) -> None:
+        if rule in enabled:
+            specs.append(_Spec(rule, object_name(rule.lower()), resource, operations, validation))
+
+    add(
+        "NE-001",
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"!({_finished('oldObject')} && {_SUSPENDED})",
+            "message": _message("NE-001", "spec.suspend", "a finished Job cannot be suspended"),
+        },
+    )
+    add(
+        "NE-002",
+        "jobs/status",
+        ("UPDATE",),
+        {
+            "expression": f"!{_conditions('oldObject')}.exists(c, c.type == 'Suspended') || "
+            f"size({_conditions('object')}.filter(c, c.type == 'Suspended')) == 1",
+            "message": _message(
+                "NE-002",
+                "status.conditions",
+                "the Suspended condition must be kept (set to False on resume), exactly once",
+            ),
+        },
+    )
+    add(
+        "NE-003",
+        "jobs/status",
+        ("UPDATE",),
+        {
+            "expression": f"!({new_suspended_true} && !{old_suspended_true} && "
+            "object.status.?active.orValue(0) > 0)",
+            "message": _message(
+                "NE-003",
+                "status.conditions",
+                "Suspended=True may be set only after all active pods have terminated",
+            ),
+        },
+    )
+    add(
+        "NE-004",
+        "jobs/status",
+        ("UPDATE",),
+        {
+            "expression": "!(oldObject.status.?startTime.orValue('') != "
+            f"object.status.?startTime.orValue('') && {_SUSPEND} && !{resuming})",
+            "message": _message(
+                "NE-004",
+                "status.startTime",
+                "startTime is set when the Job is resumed, not while it is suspended",
+            ),
+        },
+    )
+    add(
+        "NE-005",
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"!({_RESUMED} && has(object.spec.activeDeadlineSeconds))",
+            "message": _message(
+                "NE-005",
+                "spec.activeDeadlineSeconds",
+                "activeDeadlineSeconds measures time since the last resume and restarts now",
+            ),
+        },
+    )
+    add(
+        "NE-006",
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"!({_SUSPENDED} && oldObject.status.?active.orValue(0) > 0)",
+            "messageExpression": cel_string(
+                "NE-006: spec.suspend: Forbidden: suspending deletes the Job's "
+            )
+            + " + string(oldObject.status.active) + "
+            + cel_string(" active pods; they do not count towards completions"),
+        },
+    )
+    params = settings.params.get("NE-007", {})
+    users = [str(u) for u in params.get("users") or []]
+    groups = [str(g) for g in params.get("groups") or []]
+    listed = _any_of(
+        [
+            t
+            for t in (
+                _names_match("request.userInfo.username", users),
+                f"request.userInfo.groups.exists(g, g in {cel_list(groups)})"
+                if groups
+                else "false",
+            )
+            if t != "false"
+        ]
+    )
+    add(
+        "NE-007",
+        "jobs",
+        ("CREATE", "UPDATE"),
+        {
+            "expression": f"!(request.operation == 'CREATE' ? !{_SUSPEND} : "
+            f"{_OLD_SUSPEND} != {_SUSPEND}) || {listed}",
+            "messageExpression": '"NE-007: spec.suspend: Forbidden: user \'" + '
+            'request.userInfo.username + "\' may not change spec.suspend"',
+        },
+    )
+    newly_complete = f"({_condition_true('object', ['Complete'])} && !{_condition_true('oldObject', ['Complete'])})"
+    newly_failed = (
+        f"({_condition_true('object', ['Failed'])} && !{_condition_true('oldObject', ['Failed'])})"
+    )
+    add(
+        "NE-008",
+        "jobs/status",
+        ("UPDATE",),
+        {
+            "expression": f"!(({newly_complete} || {newly_failed}) && {new_suspended_true})",
+            "messageExpression": "'NE-008: status.conditions: Forbidden: cannot add the ' + "
+            f"({newly_complete} ? 'Complete' : 'Failed') + '=True condition while Suspended=True'",
+        },
+    )
+    if settings.semantics.mutable_scheduling_directives_for_suspended_jobs:
+        if "NE-009" in enabled:
+            skipped["NE-009"] = (
+                f"never fires on Kubernetes {settings.semantics.version}: scheduling directives "
+                "of a suspended Job that ran are mutable there (KEP-5440)"
+            )
+    else:
+        add(
+            "NE-009",
+            "jobs",
+            ("UPDATE",),
+            {
+                "expression": f"!({_OLD_SUSPEND} && has(oldObject.status.startTime) && "
+                f"{_scheduling_changed()})",
+                "message": _message(
+                    "NE-009",
+                    "spec.template",
+                    "scheduling directives of a Job that has already run become mutable only "
+                    "from Kubernetes 1.36 (KEP-5440)",
+                ),
+            },
+        )
+    return specs, skipped
+
+
+# --- the export ---------------------------------------------------------------------------------
+
+
+def export_vap(settings: Settings) -> VapExport:
+    """Every enabled SUS and NE rule CEL can express, as policies and bindings; every rule with
+    whether it was exported and why (not)."""
+    export = VapExport(settings.semantics.version)
+    enabled = {rule.id for rule in RULES if settings.enabled(rule.id)}
+    policies = settings.policies
+    built: list[_Spec] = []
+    for index in range(len(policies.policies)):
+        built += _sus_specs(policies, index, enabled)
+    ne_specs, ne_skipped = _ne_specs(settings, enabled)
+    built += ne_specs
+    names_by_rule: dict[str, list[str]] = {}
+    for spec in built:
+        export.objects += _objects(spec, settings.rule(spec.rule).enforcement)
+        names_by_rule.setdefault(spec.rule, []).append(spec.name)
+    for rule in RULES:
+        names = names_by_rule.get(rule.id)
+        if names:
+            action = VALIDATION_ACTIONS[settings.rule(rule.id).enforcement]
+            reason = f"{settings.rule(rule.id).enforcement.value} -> {action}"
+            export.entries.append(ExportEntry(rule.id, True, reason, tuple(names)))
+        else:
+            export.entries.append(
+                ExportEntry(rule.id, False, _why_not(rule.id, settings, ne_skipped))
+            )
+    for policy in policies.policies:
+        if policy.force_suspend_on_create:
+            export.entries.append(
+                ExportEntry(
+                    f"forceSuspendOnCreate (policy '{policy.name}')",
+                    False,
+                    "the mutating webhook has no ValidatingAdmissionPolicy equivalent: without "
+                    "it, SUS-001 denies unsuspended CREATEs instead of suspending them",
+                )
+            )
+    return export
+
+
+def _why_not(rule_id: str, settings: Settings, ne_skipped: dict[str, str]) -> str:
+    info = settings.rule(rule_id).info
+    if rule_id == "DEC-001":
+        return "the API server decodes objects itself"
+    if info.upstream:
+        return "enforced by the API server itself"
+    if not settings.enabled(rule_id):
+        return "disabled in the configuration"
+    if rule_id in ne_skipped:
+        return ne_skipped[rule_id]
+    if rule_id.startswith("SUS-") and not settings.policies.policies:
+        return "no suspend policies are configured"
+    if rule_id == "SUS-003":
+        return "every suspend policy lets users suspend (usersMaySuspend: true)"
+    return "not expressible in CEL"

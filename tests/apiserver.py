@@ -1,0 +1,282 @@
+"""A stand-in Kubernetes API server for the real `kubernetes` client: real HTTPS on 127.0.0.1
+(pytest-httpserver, with a throwaway CA and serving certificate from `jobguard.app.certs`) and
+the API server's list semantics for what jobguard asks:
+
+- `GET /version`;
+- `GET /apis/batch/v1/{jobs,cronjobs}` and `.../namespaces/NS/{jobs,cronjobs}`: `limit` and
+  `continue` pages (a token names the list's snapshot and the next offset), items without
+  apiVersion and kind, a `410 Gone` Status (reason Expired) for a token that has expired;
+- discovery of `wgpolicyk8s.io/v1alpha2` (404 unless the PolicyReport CRD is "installed"), and
+  POST (409 when it exists) / merge PATCH of PolicyReports;
+- bearer tokens: an unknown one gets `401`; `forbid` makes a (verb, resource) `403` with the
+  API server's message.
+
+Every request is recorded (`requests`) so tests can assert what the client sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import json
+import re
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from jobguard.app.certs import generate
+
+TOKEN = "jobguard-test-token"
+KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
+REPORTS = "/apis/wgpolicyk8s.io/v1alpha2"
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any = None
+    content_type: str = ""
+
+
+@dataclass
+class FakeCluster:
+    """The state behind the stand-in: stored objects and what the server does with requests."""
+
+    objects: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"jobs": [], "cronjobs": []}
+    )
+    version: dict[str, str] = field(
+        default_factory=lambda: {"major": "1", "minor": "35", "gitVersion": "v1.35.1"}
+    )
+    tokens: set[str] = field(default_factory=lambda: {TOKEN})
+    forbid: set[tuple[str, str]] = field(default_factory=set)
+    """(verb, resource) pairs answered 403."""
+    expire_tokens: int = 0
+    """How many continue tokens expire (410) before tokens work again."""
+    reports_installed: bool = False
+    reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    requests: list[Recorded] = field(default_factory=list)
+    snapshot: int = 1
+
+    def reset(self) -> None:
+        """Back to a new, empty cluster (the server is shared by a module's tests)."""
+        fresh = FakeCluster()
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(fresh, name))
+
+    def add(self, resource: str, *objects: dict[str, Any]) -> None:
+        self.objects[resource].extend(copy.deepcopy(o) for o in objects)
+
+    def lists(self, resource: str) -> list[Recorded]:
+        return [r for r in self.requests if r.method == "GET" and r.path.endswith(f"/{resource}")]
+
+    # --- handling ------------------------------------------------------------------------------
+
+    def handle(self, request: Request) -> Response:
+        parsed = urlparse(request.url)
+        query = {k: v[0] for k, v in parse_qs(parsed.query).items()}
+        body = None
+        if request.data:
+            body = json.loads(request.data)
+        self.requests.append(
+            Recorded(
+                request.method, parsed.path, query, body, request.headers.get("Content-Type", "")
+            )
+        )
+        # The scheme is case-insensitive (the in-cluster loader sends "bearer").
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or token not in self.tokens:
+            return _status(401, "Unauthorized", "Unauthorized")
+        path = parsed.path.rstrip("/")
+        if path == "/version":
+            return _json(200, self.version)
+        parts = path.strip("/").split("/")
+        if parts[:3] == ["apis", "batch", "v1"]:
+            return self._list(request.method, parts[3:], query)
+        if path.startswith(REPORTS):
+            return self._reports(request.method, parts[3:], body)
+        return _status(
+            404, "NotFound", f"the server could not find the requested resource ({path})"
+        )
+
+    def _forbidden(self, verb: str, resource: str, group: str, namespace: str | None) -> Response:
+        where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+        return _status(
+            403,
+            "Forbidden",
+            f'{resource}.{group} is forbidden: User "system:serviceaccount:jobguard:jobguard" '
+            f'cannot {verb} resource "{resource}" in API group "{group}" {where}',
+        )
+
+    def _list(self, method: str, rest: list[str], query: dict[str, str]) -> Response:
+        namespace = None
+        if len(rest) == 3 and rest[0] == "namespaces":
+            namespace, rest = rest[1], rest[2:]
+        if method != "GET" or len(rest) != 1 or rest[0] not in KINDS:
+            return _status(405, "MethodNotAllowed", "not supported by the stand-in")
+        resource = rest[0]
+        if ("list", resource) in self.forbid:
+            return self._forbidden("list", resource, "batch", namespace)
+        items = sorted(
+            (
+                o
+                for o in self.objects[resource]
+                if namespace is None or o["metadata"]["namespace"] == namespace
+            ),
+            key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]),
+        )
+        offset = 0
+        token = query.get("continue")
+        if token:
+            if self.expire_tokens > 0:
+                self.expire_tokens -= 1
+                self.snapshot += 1
+                return _status(
+                    410,
+                    "Expired",
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter.",
+                )
+            _snapshot, offset = (int(x) for x in base64.b64decode(token).decode().split(":"))
+        limit = int(query.get("limit", "0")) or len(items) or 1
+        page = items[offset : offset + limit]
+        metadata: dict[str, Any] = {"resourceVersion": str(1000 + self.snapshot)}
+        if offset + limit < len(items):
+            metadata["continue"] = base64.b64encode(
+                f"{self.snapshot}:{offset + limit}".encode()
+            ).decode()
+        # Items of a list carry neither apiVersion nor kind.
+        listed = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
+        return _json(
+            200,
+            {
+                "kind": f"{KINDS[resource]}List",
+                "apiVersion": "batch/v1",
+                "metadata": metadata,
+                "items": listed,
+            },
+        )
+
+    def _reports(self, method: str, rest: list[str], body: Any) -> Response:
+        if not self.reports_installed:
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        if not rest and method == "GET":
+            return _json(
+                200,
+                {
+                    "kind": "APIResourceList",
+                    "apiVersion": "v1",
+                    "groupVersion": "wgpolicyk8s.io/v1alpha2",
+                    "resources": [
+                        {
+                            "name": "policyreports",
+                            "namespaced": True,
+                            "kind": "PolicyReport",
+                            "singularName": "policyreport",
+                            "verbs": ["create", "get", "list", "patch", "update"],
+                        },
+                    ],
+                },
+            )
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] == "policyreports":
+            namespace = rest[1]
+            verb = {"POST": "create", "PATCH": "patch"}.get(method, method.lower())
+            if (verb, "policyreports") in self.forbid:
+                return self._forbidden(verb, "policyreports", "wgpolicyk8s.io", namespace)
+            if method == "POST" and len(rest) == 3:
+                key = (namespace, body["metadata"]["name"])
+                if key in self.reports:
+                    return _status(
+                        409,
+                        "AlreadyExists",
+                        f'policyreports.wgpolicyk8s.io "{key[1]}" already exists',
+                    )
+                self.reports[key] = body
+                return _json(201, body)
+            if method == "PATCH" and len(rest) == 4:
+                key = (namespace, rest[3])
+                if key not in self.reports:
+                    return _status(404, "NotFound", "not found")
+                self.reports[key] = {**self.reports[key], **body}
+                return _json(200, self.reports[key])
+        return _status(405, "MethodNotAllowed", "not supported by the stand-in")
+
+
+def _json(code: int, body: Any) -> Response:
+    return Response(json.dumps(body), status=code, content_type="application/json")
+
+
+def _status(code: int, reason: str, message: str) -> Response:
+    return _json(
+        code,
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        },
+    )
+
+
+@dataclass(frozen=True)
+class StandIn:
+    cluster: FakeCluster
+    url: str
+    ca_file: Path
+    port: int
+
+    def kubeconfig(self, path: Path, token: str = TOKEN, context: str = "stand-in") -> Path:
+        """A kubeconfig with one context, `context`, for this server (and an unusable other)."""
+        ca = base64.b64encode(self.ca_file.read_bytes()).decode()
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "stand-in",
+                    "cluster": {"server": self.url, "certificate-authority-data": ca},
+                },
+                {
+                    "name": "nowhere",
+                    "cluster": {"server": "https://127.0.0.1:9", "certificate-authority-data": ca},
+                },
+            ],
+            "users": [{"name": "jobguard", "user": {"token": token}}],
+            "contexts": [
+                {"name": context, "context": {"cluster": "stand-in", "user": "jobguard"}},
+                {"name": "nowhere", "context": {"cluster": "nowhere", "user": "jobguard"}},
+            ],
+            "current-context": context,
+        }
+        path.write_text(json.dumps(config))
+        return path
+
+
+@contextlib.contextmanager
+def serving(directory: Path) -> Iterator[StandIn]:
+    """A stand-in API server on 127.0.0.1 over HTTPS, its CA under `directory`."""
+    certs = generate("kubernetes", "default", directory / "tls", days=1, dev=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certs.tls_crt, certs.tls_key)
+    server = HTTPServer(host="127.0.0.1", port=0, ssl_context=context, threaded=True)
+    cluster = FakeCluster()
+    server.expect_request(re.compile(".*"), method="__ALL").respond_with_handler(cluster.handle)
+    server.start()
+    try:
+        yield StandIn(cluster, f"https://127.0.0.1:{server.port}", certs.ca_crt, server.port)
+    finally:
+        server.clear()
+        if server.is_running():
+            server.stop()

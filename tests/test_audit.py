@@ -1,0 +1,476 @@
+"""`jobguard audit` and the server's background audit against the stand-in API server
+(tests/apiserver.py): exit codes, every output format, PolicyReports (printed and written),
+RBAC failures, kubernetesVersion: auto, and the audit metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import xmlschema
+import yaml
+from fastapi.testclient import TestClient
+
+from jobguard.app.audit import (
+    AuditMetrics,
+    AuditOptions,
+    BackgroundAudit,
+    BackgroundAuditOptions,
+    audit,
+)
+from jobguard.app.audit_report import policy_reports
+from jobguard.app.cli import main
+from jobguard.app.cluster import connect
+from jobguard.app.config import parse_config
+from jobguard.app.main import create_app
+from jobguard.validators import Settings
+from tests.apiserver import StandIn, serving
+from tests.builders import LATER, START, cond, cronjob, job, with_status
+from tests.corpus import DATA
+from tests.test_policy import queued_job
+
+KUEUE = str(DATA / "config" / "kueue.yaml")
+SCHEMAS = Path(__file__).parent / "schemas"
+BYPASSED = (
+    "Job team-a/jobs/train: SUS-001 spec.suspend: Forbidden: a job matched by policy 'queued' is "
+    "not suspended and never was (no Suspended condition): it started without the queue; only "
+    "kueue-system:kueue-controller-manager may create matched jobs running"
+)
+
+
+def _objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    done = with_status(
+        job("pi", uid="uid-pi", namespace="default"),
+        startTime=START,
+        completionTime=LATER,
+        succeeded=1,
+        conditions=[cond("SuccessCriteriaMet"), cond("Complete")],
+    )
+    bypassed = with_status(queued_job(name="train", uid="uid-train"), startTime=START, active=1)
+    queued = with_status(
+        queued_job(name="queued", uid="uid-queued"),
+        startTime=START,
+        active=1,
+        conditions=[cond("Suspended", "False")],
+    )
+    broken = with_status(job("broken", uid="uid-broken", namespace="team-b"), active=1, ready=2)
+    return [done, bypassed, queued, broken], [cronjob("nightly", namespace="default")]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+    with serving(tmp_path_factory.mktemp("apiserver")) as running:
+        yield running
+
+
+@pytest.fixture
+def stand_in(server: StandIn, tmp_path: Path) -> StandIn:
+    server.cluster.reset()
+    jobs, cronjobs = _objects()
+    server.cluster.add("jobs", *jobs)
+    server.cluster.add("cronjobs", *cronjobs)
+    return server
+
+
+@pytest.fixture
+def kubeconfig(stand_in: StandIn, tmp_path: Path) -> str:
+    return str(stand_in.kubeconfig(tmp_path / "kubeconfig"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["audit", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_output_and_exit_codes(capsys: pytest.CaptureFixture[str], kubeconfig: str) -> None:
+    code, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE)
+    assert code == 1
+    assert out.splitlines() == [
+        BYPASSED,
+        "Job team-b/jobs/broken: ST-040 status.ready: Invalid value: 2: cannot set more ready "
+        "pods than active",
+        "2 violation(s) (2 deny, 0 warn, 0 dryrun) in 5 object(s) (4 Job(s), 1 CronJob(s)); "
+        "judged at rest with the semantics of Kubernetes 1.35",
+    ]
+    code, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--namespace", "default")
+    assert code == 0
+    assert out.splitlines()[-1].startswith(
+        "0 violation(s) (0 deny, 0 warn, 0 dryrun) in 2 object(s)"
+    )
+
+
+def test_warn_only_exits_zero(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str, tmp_path: Path
+) -> None:
+    config = yaml.safe_load(Path(KUEUE).read_text())
+    config["rules"] = {"SUS-001": {"enforcement": "warn"}, "ST-*": {"enforcement": "warn"}}
+    path = tmp_path / "warn.yaml"
+    path.write_text(yaml.safe_dump(config))
+    code, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", str(path))
+    assert code == 0
+    assert out.splitlines()[0].startswith("Job team-a/jobs/train: SUS-001 [warn] spec.suspend")
+
+
+def test_pages_and_namespace_reach_the_server(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str, stand_in: StandIn
+) -> None:
+    run(capsys, "--kubeconfig", kubeconfig, "--page-size", "2")
+    jobs = stand_in.cluster.lists("jobs")
+    assert [r.query.get("limit") for r in jobs] == ["2", "2"]
+    stand_in.cluster.requests.clear()
+    run(capsys, "--kubeconfig", kubeconfig, "-n", "team-a")
+    assert [r.path for r in stand_in.cluster.requests if "batch" in r.path] == [
+        "/apis/batch/v1/namespaces/team-a/jobs",
+        "/apis/batch/v1/namespaces/team-a/cronjobs",
+    ]
+    assert run(capsys, "--kubeconfig", kubeconfig, "--page-size", "0")[0] == 2
+
+
+def test_json_output(capsys: pytest.CaptureFixture[str], kubeconfig: str) -> None:
+    code, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--output", "json")
+    assert code == 1
+    body = json.loads(out)
+    assert body["summary"] == {
+        "objects": 5,
+        "jobs": 4,
+        "cronjobs": 1,
+        "violations": 2,
+        "deny": 2,
+        "warn": 0,
+        "dryrun": 0,
+        "kubernetesVersion": "1.35",
+    }
+    train = next(r for r in body["results"] if r["name"] == "train")
+    assert train == {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "namespace": "team-a",
+        "name": "train",
+        "uid": "uid-train",
+        "violations": [
+            {
+                "rule": "SUS-001",
+                "field": "spec.suspend",
+                "type": "FieldValueForbidden",
+                "message": train["violations"][0]["message"],
+                "enforcement": "deny",
+            }
+        ],
+    }
+    assert train["violations"][0]["message"].startswith("Forbidden: a job matched by policy")
+
+
+def test_junit_output(capsys: pytest.CaptureFixture[str], kubeconfig: str) -> None:
+    _, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--output", "junit")
+    xmlschema.XMLSchema(str(SCHEMAS / "junit.xsd")).validate(out)
+    assert 'tests="5" failures="2"' in out
+    assert '<failure type="SUS-001"' in out
+
+
+def test_sarif_output(capsys: pytest.CaptureFixture[str], kubeconfig: str) -> None:
+    _, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--output", "sarif")
+    body = json.loads(out)
+    schema = json.loads((SCHEMAS / "sarif-2.1.0-subset.schema.json").read_text())
+    # Objects in a cluster have logical locations (namespace/resource/name), not files.
+    results = schema["properties"]["runs"]["items"]["properties"]["results"]["items"]
+    results["properties"]["locations"]["items"] = {
+        "type": "object",
+        "required": ["logicalLocations"],
+        "properties": {
+            "logicalLocations": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "object", "required": ["fullyQualifiedName", "kind"]},
+            }
+        },
+    }
+    jsonschema.validate(body, schema)
+    (run_,) = body["runs"]
+    assert [r["ruleId"] for r in run_["results"]] == ["SUS-001", "ST-040"]
+    assert run_["results"][0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == (
+        "team-a/jobs/train#spec.suspend"
+    )
+
+
+# The fields jobguard fills in, as the wgpolicyk8s.io/v1alpha2 PolicyReport CRD defines them.
+POLICY_REPORT_SCHEMA = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "summary", "results"],
+    "properties": {
+        "apiVersion": {"const": "wgpolicyk8s.io/v1alpha2"},
+        "kind": {"const": "PolicyReport"},
+        "metadata": {"type": "object", "required": ["name", "namespace"]},
+        "scope": {"type": "object", "required": ["apiVersion", "kind", "name", "namespace"]},
+        "summary": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                k: {"type": "integer"} for k in ("pass", "fail", "warn", "error", "skip")
+            },
+        },
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["policy", "result", "resources", "source"],
+                "additionalProperties": False,
+                "properties": {
+                    "source": {"type": "string"},
+                    "policy": {"type": "string"},
+                    "rule": {"type": "string"},
+                    "category": {"type": "string"},
+                    "message": {"type": "string"},
+                    "result": {"enum": ["pass", "fail", "warn", "error", "skip"]},
+                    "severity": {"enum": ["critical", "high", "low", "medium", "info"]},
+                    "scored": {"type": "boolean"},
+                    "properties": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "timestamp": {
+                        "type": "object",
+                        "required": ["seconds", "nanos"],
+                        "properties": {
+                            "seconds": {"type": "integer"},
+                            "nanos": {"type": "integer"},
+                        },
+                    },
+                    "resources": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "required": ["apiVersion", "kind", "name", "namespace", "uid"],
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def test_policyreport_output_per_namespace(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str
+) -> None:
+    code, out, _ = run(
+        capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--output", "policyreport"
+    )
+    assert code == 1
+    reports = list(yaml.safe_load_all(out))
+    for report in reports:
+        jsonschema.validate(report, POLICY_REPORT_SCHEMA)
+    assert [(r["metadata"]["namespace"], r["metadata"]["name"], r["summary"]) for r in reports] == [
+        ("default", "jobguard", {"pass": 2, "fail": 0, "warn": 0, "error": 0, "skip": 0}),
+        ("team-a", "jobguard", {"pass": 1, "fail": 1, "warn": 0, "error": 0, "skip": 0}),
+        ("team-b", "jobguard", {"pass": 0, "fail": 1, "warn": 0, "error": 0, "skip": 0}),
+    ]
+    failed = next(r for r in reports[1]["results"] if r["result"] == "fail")
+    assert (failed["policy"], failed["rule"], failed["severity"], failed["category"]) == (
+        "SUS-001",
+        "SUS-001",
+        "high",
+        "policy",
+    )
+    assert failed["resources"] == [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "namespace": "team-a",
+            "name": "train",
+            "uid": "uid-train",
+        }
+    ]
+    assert failed["properties"] == {"field": "spec.suspend", "enforcement": "deny"}
+
+
+def test_policyreport_per_object(stand_in: StandIn, kubeconfig: str) -> None:
+    cluster = connect(kubeconfig)
+    settings = parse_config(Path(KUEUE).read_text()).to_settings()
+    reports = policy_reports(audit(cluster, settings, AuditOptions()), "object", now=1700000000)
+    names = [(r["metadata"]["namespace"], r["metadata"]["name"]) for r in reports]
+    assert names == [
+        ("default", "jobguard-job-pi"),
+        ("team-a", "jobguard-job-queued"),
+        ("team-a", "jobguard-job-train"),
+        ("team-b", "jobguard-job-broken"),
+        ("default", "jobguard-cronjob-nightly"),
+    ]
+    for report in reports:
+        jsonschema.validate(report, POLICY_REPORT_SCHEMA)
+        assert report["scope"] == report["results"][0]["resources"][0]
+    assert reports[0]["results"][0]["timestamp"] == {"seconds": 1700000000, "nanos": 0}
+    warn = Settings()  # no policies: the bypassed Job passes
+    assert [
+        r["summary"]["fail"] for r in policy_reports(audit(cluster, warn, AuditOptions()), "object")
+    ] == [0, 0, 0, 1, 0]
+
+
+def test_write_reports_creates_then_updates(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str, stand_in: StandIn
+) -> None:
+    code, _, err = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--write-reports")
+    assert code == 2
+    assert "the PolicyReport CRD (policyreports.wgpolicyk8s.io, v1alpha2) is not installed" in err
+    assert stand_in.cluster.reports == {}
+    stand_in.cluster.reports_installed = True
+    code, _, err = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--write-reports")
+    assert code == 1
+    assert "PolicyReports written: 3 created, 0 updated" in err
+    assert set(stand_in.cluster.reports) == {
+        ("default", "jobguard"),
+        ("team-a", "jobguard"),
+        ("team-b", "jobguard"),
+    }
+    # The bypassing Job is suspended by its queue: the next audit updates the report.
+    train = next(o for o in stand_in.cluster.objects["jobs"] if o["metadata"]["name"] == "train")
+    train["spec"]["suspend"] = True
+    code, _, err = run(capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--write-reports")
+    assert "PolicyReports written: 0 created, 3 updated" in err
+    assert stand_in.cluster.reports[("team-a", "jobguard")]["summary"]["fail"] == 0
+
+
+def test_missing_rbac_is_named(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str, stand_in: StandIn
+) -> None:
+    stand_in.cluster.forbid.add(("list", "cronjobs"))
+    code, out, err = run(capsys, "--kubeconfig", kubeconfig)
+    assert code == 2
+    assert out == ""
+    assert err.startswith(
+        "jobguard: could not audit: forbidden: the credentials may not list cronjobs.batch in all "
+        "namespaces (RBAC needs verb 'list' on resource 'cronjobs' in API group 'batch', "
+        "cluster-wide)"
+    )
+    stand_in.cluster.forbid = {("create", "policyreports")}
+    stand_in.cluster.reports_installed = True
+    code, _, err = run(capsys, "--kubeconfig", kubeconfig, "--write-reports")
+    assert code == 2
+    assert (
+        "RBAC needs verb 'create' on resource 'policyreports' in API group 'wgpolicyk8s.io'" in err
+    )
+
+
+def test_unreachable_or_unauthorized(
+    capsys: pytest.CaptureFixture[str], stand_in: StandIn, tmp_path: Path
+) -> None:
+    stale = str(stand_in.kubeconfig(tmp_path / "stale", token="stale"))
+    code, _, err = run(capsys, "--kubeconfig", stale)
+    assert code == 2 and "could not audit: unauthorized" in err
+    code, _, err = run(capsys, "--kubeconfig", stale, "--context", "nowhere")
+    assert code == 2 and "could not audit: cannot reach the cluster at https://127.0.0.1:9" in err
+    code, _, err = run(capsys, "--kubeconfig", str(tmp_path / "absent"))
+    assert code == 2 and "no usable cluster configuration" in err
+
+
+@pytest.mark.parametrize(
+    ("minor", "version", "warned"), [("36", "1.36", False), ("30", "1.33", True)]
+)
+def test_kubernetes_version_auto(
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    kubeconfig: str,
+    stand_in: StandIn,
+    tmp_path: Path,
+    minor: str,
+    version: str,
+    warned: bool,
+) -> None:
+    stand_in.cluster.version = {"major": "1", "minor": minor, "gitVersion": f"v1.{minor}.0"}
+    path = tmp_path / "auto.yaml"
+    path.write_text("kubernetesVersion: auto\n")
+    _, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", str(path))
+    assert out.splitlines()[-1].endswith(f"with the semantics of Kubernetes {version}")
+    assert ("does not support" in caplog.text) is warned
+
+
+def test_offline_commands_say_what_auto_means(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "auto.yaml"
+    path.write_text("kubernetesVersion: auto\n")
+    manifest = DATA / "cases" / "tm" / "running.yaml"
+    assert main(["check", "--config", str(path), str(manifest)]) == 0
+    assert (
+        "kubernetesVersion: auto needs a cluster; judging with the semantics of 1.35"
+        in capsys.readouterr().err
+    )
+
+
+# --- the background audit in the server ---------------------------------------------------------
+
+
+def test_background_audit_metrics(kubeconfig: str, stand_in: StandIn) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    metrics = AuditMetrics(registry)
+    settings = parse_config(Path(KUEUE).read_text()).to_settings()
+    background = BackgroundAudit(lambda: connect(kubeconfig), lambda: settings, metrics, 60.0)
+    before = time.time()
+    report = background.run_once()
+    assert report is not None and len(report.results) == 5
+    text = generate_latest(registry).decode()
+    assert 'jobguard_audit_violations{rule="SUS-001"} 1.0' in text
+    assert 'jobguard_audit_violations{rule="ST-040"} 1.0' in text
+    assert 'jobguard_audit_runs_total{result="success"} 1.0' in text
+    assert metrics.last_run._value.get() >= before
+    # Fixed in the cluster: the next audit drops the rule's series.
+    broken = next(o for o in stand_in.cluster.objects["jobs"] if o["metadata"]["name"] == "broken")
+    broken["status"]["ready"] = 1
+    background.run_once()
+    text = generate_latest(registry).decode()
+    assert 'rule="ST-040"' not in text
+    # A failed audit is counted and logged; the last successful run's metrics stay.
+    stand_in.cluster.forbid.add(("list", "jobs"))
+    assert background.run_once() is None
+    text = generate_latest(registry).decode()
+    assert 'jobguard_audit_runs_total{result="failure"} 1.0' in text
+    assert 'jobguard_audit_violations{rule="SUS-001"} 1.0' in text
+
+
+def test_background_audit_runs_in_the_server(kubeconfig: str, stand_in: StandIn) -> None:
+    options = BackgroundAuditOptions(lambda: connect(kubeconfig), 3600.0)
+    app = create_app(parse_config(Path(KUEUE).read_text()), audit=options)
+    with TestClient(app) as client:
+        deadline = time.monotonic() + 20
+        text = ""
+        done = 'jobguard_audit_runs_total{result="success"} 1.0'
+        while time.monotonic() < deadline and done not in text:
+            time.sleep(0.05)
+            text = client.get("/metrics").text
+        assert 'jobguard_audit_violations{rule="SUS-001"} 1.0' in text
+        assert client.get("/readyz").status_code == 200
+    assert len(stand_in.cluster.lists("jobs")) == 1  # once at start, then every hour
+
+
+def test_server_without_audit_has_no_audit_metrics() -> None:
+    with TestClient(create_app(parse_config(""))) as client:
+        assert "jobguard_audit" not in client.get("/metrics").text
+
+
+def test_serve_with_auto_needs_the_cluster(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, stand_in: StandIn
+) -> None:
+    path = tmp_path / "auto.yaml"
+    path.write_text("kubernetesVersion: auto\n")
+    kubeconfig = str(stand_in.kubeconfig(tmp_path / "kc"))
+    code = main(
+        ["serve", "--config", str(path), "--kubeconfig", kubeconfig, "--context", "nowhere"]
+    )
+    assert code == 2
+    assert "kubernetesVersion: auto: cannot reach the cluster" in capsys.readouterr().err
+
+
+def test_auto_version_survives_reloads(tmp_path: Path) -> None:
+    path = tmp_path / "auto.yaml"
+    path.write_text("kubernetesVersion: auto\n")
+    app = create_app(config_path=str(path), cluster_version="1.36")
+    assert app.state.settings.semantics.version == "1.36"
+    path.write_text("kubernetesVersion: auto\nenforcement: warn\n")
+    assert app.state.reloader.check(force=True)
+    assert app.state.settings.semantics.version == "1.36"
+    assert app.state.settings.enforcement.value == "warn"

@@ -1,0 +1,95 @@
+"""The chart's background audit and kubernetesVersion: auto, rendered by Helm's own engine like
+tests/test_chart.py: off by default; when on, a least-privilege ClusterRole (list jobs and
+cronjobs; create and patch PolicyReports only when writing them) and the service account token
+mounted only for what talks to the API server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+
+from jobguard.app.cli import build_parser
+from tests.test_chart import KUBERNETES, NAMESPACE, render
+
+LIST_JOBS = {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["list"]}
+WRITE_REPORTS = {
+    "apiGroups": ["wgpolicyk8s.io"],
+    "resources": ["policyreports"],
+    "verbs": ["create", "patch"],
+}
+
+
+def _pod(objects: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    pod: dict[str, Any] = objects["Deployment/jobguard"]["spec"]["template"]["spec"]
+    return pod
+
+
+def _audit_args(objects: dict[str, dict[str, Any]]) -> list[str]:
+    return [a for a in _pod(objects)["containers"][0]["args"] if a.startswith("--audit")]
+
+
+def test_audit_is_off_by_default() -> None:
+    objects = render()
+    assert not [k for k in objects if k.startswith(("ClusterRole", "Role"))]
+    assert _pod(objects)["automountServiceAccountToken"] is False
+    assert _audit_args(objects) == []
+
+
+def test_audit_grants_list_on_jobs_and_cronjobs_only() -> None:
+    objects = render({"audit": {"enabled": True, "intervalMinutes": 15}})
+    role = objects["ClusterRole/jobguard-audit"]
+    assert role["rules"] == [LIST_JOBS]
+    binding = objects["ClusterRoleBinding/jobguard-audit"]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "jobguard-audit",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "jobguard", "namespace": NAMESPACE}
+    ]
+    assert _pod(objects)["automountServiceAccountToken"] is True
+    assert _audit_args(objects) == ["--audit-interval=15", "--audit-page-size=500"]
+    for obj in (role, binding, objects["Deployment/jobguard"]):
+        kubernetes_validate.validate(obj, KUBERNETES, strict=True)
+
+
+def test_writing_reports_adds_create_and_patch_on_policyreports() -> None:
+    objects = render({"audit": {"enabled": True, "writeReports": True}})
+    assert objects["ClusterRole/jobguard-audit"]["rules"] == [LIST_JOBS, WRITE_REPORTS]
+    assert _audit_args(objects) == [
+        "--audit-interval=60",
+        "--audit-page-size=500",
+        "--audit-write-reports",
+    ]
+
+
+def test_the_rendered_arguments_are_ones_serve_takes() -> None:
+    objects = render({"audit": {"enabled": True, "writeReports": True}})
+    args = build_parser().parse_args(["serve", *_pod(objects)["containers"][0]["args"]])
+    assert (args.audit_interval, args.audit_page_size, args.audit_write_reports) == (60, 500, True)
+
+
+def test_kubernetes_version_auto_mounts_the_token_without_a_role() -> None:
+    objects = render({"config": {"kubernetesVersion": "auto"}})
+    assert _pod(objects)["automountServiceAccountToken"] is True
+    assert "ClusterRole/jobguard-audit" not in objects
+    assert "kubernetesVersion: auto" in objects["ConfigMap/jobguard"]["data"]["config.yaml"]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"audit": {"writeReports": True}},
+        {"audit": {"enabled": "yes"}},
+        {"audit": {"intervalMinutes": 0}},
+        {"audit": {"pageSize": 0}},
+        {"audit": {"bogus": 1}},
+    ],
+)
+def test_schema_rejects_unusable_audit_values(values: dict[str, Any]) -> None:
+    with pytest.raises(helm.HelmValuesError):
+        render(values)

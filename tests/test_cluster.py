@@ -1,0 +1,234 @@
+"""`jobguard.app.cluster`: the official kubernetes client against a stand-in API server on
+127.0.0.1 over HTTPS (tests/apiserver.py): kubeconfig and context, in-cluster configuration
+from token and CA files and environment variables, paged lists, an expired continue token,
+401, 403, the server version and PolicyReports."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jobguard.app.cluster import (
+    CRONJOBS,
+    JOBS,
+    MAX_LIST_RESTARTS,
+    POLICY_REPORTS,
+    AccessDenied,
+    Cluster,
+    ClusterError,
+    connect,
+    detect_version,
+    in_cluster,
+)
+from tests.apiserver import TOKEN, StandIn, serving
+from tests.builders import cronjob, job
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
+    with serving(tmp_path_factory.mktemp("apiserver")) as running:
+        yield running
+
+
+@pytest.fixture
+def stand_in(server: StandIn) -> StandIn:
+    """The shared server with seven Jobs in team-0 and team-1 and one CronJob."""
+    server.cluster.reset()
+    for i in range(7):
+        server.cluster.add("jobs", job(f"job-{i}", uid=f"uid-{i}", namespace=f"team-{i % 2}"))
+    server.cluster.add("cronjobs", cronjob("nightly", namespace="team-0"))
+    return server
+
+
+@pytest.fixture
+def cluster(stand_in: StandIn, tmp_path: Path) -> Iterator[Cluster]:
+    connection = connect(str(stand_in.kubeconfig(tmp_path / "kubeconfig")))
+    yield connection
+    connection.close()
+
+
+def names(items: list[dict]) -> list[str]:
+    return [i["metadata"]["name"] for i in items]
+
+
+def test_kubeconfig_connection_and_version(
+    cluster: Cluster, stand_in: StandIn, tmp_path: Path
+) -> None:
+    assert cluster.source == f"kubeconfig {tmp_path / 'kubeconfig'}"
+    assert cluster.host == stand_in.url
+    version = cluster.version()
+    assert (version.major, version.minor, version.git_version) == ("1", "35", "v1.35.1")
+
+
+def test_lists_are_paged_and_items_come_without_type(cluster: Cluster, stand_in: StandIn) -> None:
+    items = list(cluster.list_objects(JOBS, page_size=3))
+    assert names(items) == [f"job-{i}" for i in (0, 2, 4, 6, 1, 3, 5)]
+    assert all("apiVersion" not in i and "kind" not in i for i in items)
+    pages = stand_in.cluster.lists("jobs")
+    assert [p.query.get("limit") for p in pages] == ["3", "3", "3"]
+    assert ["continue" in p.query for p in pages] == [False, True, True]
+    assert [p.path for p in pages] == ["/apis/batch/v1/jobs"] * 3
+
+
+def test_one_namespace(cluster: Cluster, stand_in: StandIn) -> None:
+    items = list(cluster.list_objects(JOBS, "team-1", page_size=500))
+    assert names(items) == ["job-1", "job-3", "job-5"]
+    assert [r.path for r in stand_in.cluster.lists("jobs")] == [
+        "/apis/batch/v1/namespaces/team-1/jobs"
+    ]
+    assert names(list(cluster.list_objects(CRONJOBS))) == ["nightly"]
+
+
+def test_an_expired_continue_token_restarts_the_list(
+    cluster: Cluster, stand_in: StandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    stand_in.cluster.expire_tokens = 1
+    items = list(cluster.list_objects(JOBS, page_size=3))
+    # Every object once, although the first page was listed twice.
+    assert sorted(names(items)) == sorted(f"job-{i}" for i in range(7))
+    pages = stand_in.cluster.lists("jobs")
+    assert ["continue" in p.query for p in pages] == [False, True, False, True, True]
+    assert "continue token expired (410 Gone); restarting the list" in caplog.text
+
+
+def test_a_list_that_keeps_expiring_gives_up(cluster: Cluster, stand_in: StandIn) -> None:
+    stand_in.cluster.expire_tokens = 100
+    with pytest.raises(ClusterError, match=r"expired \(410 Gone\) 4 times"):
+        list(cluster.list_objects(JOBS, page_size=3))
+    assert len(stand_in.cluster.lists("jobs")) == 2 * (MAX_LIST_RESTARTS + 1)
+
+
+def test_forbidden_names_the_verb_and_resource(cluster: Cluster, stand_in: StandIn) -> None:
+    stand_in.cluster.forbid.add(("list", "cronjobs"))
+    with pytest.raises(AccessDenied) as raised:
+        list(cluster.list_objects(CRONJOBS))
+    denied = raised.value
+    assert (denied.verb, denied.resource, denied.namespace) == ("list", CRONJOBS, None)
+    assert str(denied).startswith(
+        "forbidden: the credentials may not list cronjobs.batch in all namespaces (RBAC needs "
+        "verb 'list' on resource 'cronjobs' in API group 'batch', cluster-wide): "
+        'cronjobs.batch is forbidden: User "system:serviceaccount:jobguard:jobguard" cannot list'
+    )
+    with pytest.raises(AccessDenied, match="in namespace 'team-0'"):
+        list(cluster.list_objects(CRONJOBS, "team-0"))
+
+
+def test_unauthorized(stand_in: StandIn, tmp_path: Path) -> None:
+    connection = connect(str(stand_in.kubeconfig(tmp_path / "kc", token="stale")))
+    with pytest.raises(ClusterError, match=r"^unauthorized: the cluster at https://127\.0\.0\.1:"):
+        connection.version()
+
+
+def test_context_selects_the_cluster(stand_in: StandIn, tmp_path: Path) -> None:
+    kubeconfig = str(stand_in.kubeconfig(tmp_path / "kc"))
+    elsewhere = connect(kubeconfig, context="nowhere")
+    assert elsewhere.source.endswith(", context nowhere")
+    with pytest.raises(ClusterError, match=r"^cannot reach the cluster at https://127\.0\.0\.1:9"):
+        elsewhere.version()
+    with pytest.raises(ClusterError, match="no usable cluster configuration"):
+        connect(kubeconfig, context="missing")
+    with pytest.raises(ClusterError, match="no usable cluster configuration"):
+        connect(str(tmp_path / "absent"))
+
+
+def _service_account(tmp_path: Path, stand_in: StandIn, token: str = TOKEN) -> tuple[Path, Path]:
+    directory = tmp_path / "serviceaccount"
+    directory.mkdir()
+    (directory / "token").write_text(token)
+    (directory / "ca.crt").write_bytes(stand_in.ca_file.read_bytes())
+    return directory / "token", directory / "ca.crt"
+
+
+def test_in_cluster_configuration(stand_in: StandIn, tmp_path: Path) -> None:
+    token, ca = _service_account(tmp_path, stand_in)
+    environ = {
+        "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+        "KUBERNETES_SERVICE_PORT": str(stand_in.port),
+    }
+    assert in_cluster(environ, str(token))
+    connection = connect(environ=environ, token_file=str(token), ca_file=str(ca))
+    assert connection.source == "in-cluster service account"
+    assert connection.host == stand_in.url  # https, from the environment
+    assert names(list(connection.list_objects(CRONJOBS))) == ["nightly"]
+    # A stale token is refused by the API server: 401.
+    (tmp_path / "other").mkdir()
+    stale, _ = _service_account(tmp_path / "other", stand_in, token="stale")
+    other = connect(environ=environ, token_file=str(stale), ca_file=str(ca))
+    with pytest.raises(ClusterError, match="unauthorized"):
+        other.version()
+
+
+def test_in_cluster_needs_the_environment_and_the_token(stand_in: StandIn, tmp_path: Path) -> None:
+    token, _ = _service_account(tmp_path, stand_in)
+    assert not in_cluster({}, str(token))
+    assert not in_cluster({"KUBERNETES_SERVICE_HOST": "127.0.0.1"}, str(tmp_path / "none"))
+    # With a kubeconfig given, the kubeconfig wins even inside a pod.
+    environ = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    kubeconfig = str(stand_in.kubeconfig(tmp_path / "kc"))
+    chosen = connect(kubeconfig, environ=environ, token_file=str(token))
+    assert chosen.host == stand_in.url
+
+
+@pytest.mark.parametrize(
+    ("reported", "chosen", "warned"),
+    [
+        ({"major": "1", "minor": "35", "gitVersion": "v1.35.1"}, "1.35", False),
+        ({"major": "1", "minor": "34+", "gitVersion": "v1.34.2-gke.1"}, "1.34", False),
+        ({"major": "1", "minor": "30", "gitVersion": "v1.30.0"}, "1.33", True),
+        ({"major": "1", "minor": "38", "gitVersion": "v1.38.0"}, "1.36", True),
+        ({"major": "", "minor": "", "gitVersion": "v1.36.0"}, "1.36", False),
+    ],
+)
+def test_detect_version(
+    cluster: Cluster,
+    stand_in: StandIn,
+    caplog: pytest.LogCaptureFixture,
+    reported: dict[str, str],
+    chosen: str,
+    warned: bool,
+) -> None:
+    stand_in.cluster.version = reported
+    with caplog.at_level(logging.INFO, "jobguard.cluster"):
+        assert detect_version(cluster) == chosen
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert bool(warnings) is warned
+    if warned:
+        assert "the nearest supported version" in warnings[0].getMessage()
+        assert chosen in warnings[0].getMessage()
+
+
+def test_detect_version_of_an_unreadable_version(cluster: Cluster, stand_in: StandIn) -> None:
+    stand_in.cluster.version = {"major": "x", "minor": "y", "gitVersion": "dev"}
+    with pytest.raises(
+        ClusterError, match="kubernetesVersion: auto: cannot read a Kubernetes version"
+    ):
+        detect_version(cluster)
+
+
+def test_policy_reports_created_then_patched(cluster: Cluster, stand_in: StandIn) -> None:
+    assert cluster.serves(POLICY_REPORTS) is False
+    stand_in.cluster.reports_installed = True
+    assert cluster.serves(POLICY_REPORTS) is True
+    report = {
+        "apiVersion": "wgpolicyk8s.io/v1alpha2",
+        "kind": "PolicyReport",
+        "metadata": {"name": "jobguard", "namespace": "team-0"},
+        "results": [{"policy": "SUS-001", "result": "fail"}],
+    }
+    assert cluster.apply_report(report) == "created"
+    assert cluster.apply_report({**report, "results": []}) == "updated"
+    assert stand_in.cluster.reports[("team-0", "jobguard")]["results"] == []
+    methods = [
+        (r.method, r.content_type if r.method == "PATCH" else "")
+        for r in stand_in.cluster.requests
+        if "policyreports" in r.path
+    ]
+    assert methods == [("POST", ""), ("POST", ""), ("PATCH", "application/merge-patch+json")]
+    stand_in.cluster.forbid.add(("create", "policyreports"))
+    with pytest.raises(
+        AccessDenied, match=r"may not create policyreports\.wgpolicyk8s\.io in namespace 'team-0'"
+    ):
+        cluster.apply_report(report)
