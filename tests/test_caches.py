@@ -39,7 +39,7 @@ def test_memo_evicts_the_least_recently_used_to_stay_within_its_bytes() -> None:
 
 
 def test_memo_never_keeps_a_key_larger_than_its_budget() -> None:
-    memo = ByteBoundedMemo(len, max_bytes=10_000)
+    memo: ByteBoundedMemo[str, int] = ByteBoundedMemo(len, max_bytes=10_000)
     assert memo("x" * 20_000) == 20_000
     assert len(memo) == 0 and memo.bytes == 0
 
