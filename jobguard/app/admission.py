@@ -6,12 +6,14 @@ Only shape handling lives here; every decision comes from `validators.evaluate`.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from jobguard.app import jsonfallback
 from jobguard.validators import (
     RULES_BY_ID,
     Enforcement,
@@ -24,6 +26,7 @@ from jobguard.validators import (
     evaluate,
     mutate,
 )
+from jobguard.validators.model import ObjectDecodeError
 
 log = logging.getLogger("jobguard.admission")
 
@@ -43,6 +46,9 @@ class ParsedReview:
     uid: str
     request: Request
     raw_request: dict[str, Any]
+    unreadable: ObjectDecodeError | None = None
+    """A value only the fallback decoder could read (e.g. an integer beyond 64 bits): denied
+    with code 400 naming its field, whatever the rules say."""
 
 
 def _str_field(request: dict[str, Any], key: str) -> str:
@@ -85,10 +91,11 @@ def _requester(request: dict[str, Any]) -> Requester:
 
 def parse_review(body: bytes) -> ParsedReview:
     """Read an AdmissionReview body, or raise BadReview with a one-line reason."""
+    unreadable = None
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadReview(f"body is not valid JSON: {str(exc).splitlines()[0]}") from None
+        data, unreadable = _fallback_loads(body, exc)
     if not isinstance(data, dict):
         raise BadReview("body must be a JSON object (an AdmissionReview)")
     api_version = data.get("apiVersion")
@@ -125,7 +132,20 @@ def parse_review(body: bytes) -> ParsedReview:
         requester=_requester(request),
         dry_run=dry_run is True,
     )
-    return ParsedReview(api_version, uid, parsed_request, request)
+    return ParsedReview(api_version, uid, parsed_request, request, unreadable)
+
+
+def _fallback_loads(
+    body: bytes, error: orjson.JSONDecodeError
+) -> tuple[Any, ObjectDecodeError | None]:
+    """Read what orjson refuses with the exact decoder (see jsonfallback), or BadReview."""
+    try:
+        data, unreadable = jsonfallback.loads(body)
+    except (ValueError, RecursionError):
+        raise BadReview(f"body is not valid JSON: {str(error).splitlines()[0]}") from None
+    if unreadable is None:
+        return data, None
+    return data, ObjectDecodeError(jsonfallback.field_path(unreadable.location), unreadable.reason)
 
 
 def _aggregate(messages: list[str]) -> str:
@@ -220,9 +240,98 @@ def envelope(parsed: ParsedReview, response: dict[str, Any]) -> dict[str, Any]:
 
 def review(parsed: ParsedReview, settings: Settings) -> tuple[dict[str, Any], Verdict]:
     """Judge a parsed review; returns the response AdmissionReview and the verdict."""
-    verdict = evaluate(parsed.request, settings)
-    response = {"uid": parsed.uid, **response_for(verdict)}
+    if parsed.unreadable is not None:
+        verdict = Verdict(
+            parsed.request.kind,
+            _object_name(parsed.request),
+            judged=True,
+            decode_error=parsed.unreadable,
+        )
+    else:
+        verdict = evaluate(parsed.request, settings)
+    shown = bounded(verdict)
+    response = {"uid": parsed.uid, **response_for(shown.verdict)}
+    shown.finish(response)
     return envelope(parsed, response), verdict
+
+
+def _object_name(request: Request) -> str:
+    metadata = request.object.get("metadata") if isinstance(request.object, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else request.name
+
+
+# Bounds on an answer: a body under the size cap can hold 250,000 errors (a UID list), and a
+# 1 MiB label key is echoed in its error. The first causes and warnings are shown, the last
+# saying how many more there were, and every text is cut, so no answer exceeds about 1 MiB.
+MAX_CAUSES = 100
+MAX_VALUE_CHARS = 256
+MAX_CAUSE_CHARS = 1024
+MAX_MESSAGE_CHARS = 32 * 1024
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shortened(violation: Violation) -> Violation:
+    error = violation.error
+    if isinstance(error.value, str) and len(error.value) > MAX_VALUE_CHARS:
+        error = dataclasses.replace(error, value=_cut(error.value, MAX_VALUE_CHARS))
+    return violation if error is violation.error else Violation(error, violation.enforcement)
+
+
+@dataclass(frozen=True, slots=True)
+class Bounded:
+    """A verdict with at most MAX_CAUSES - 1 violations of each enforcement (the answer is built
+    from it) and how many denials and warnings were left out."""
+
+    verdict: Verdict
+    full: Verdict
+    hidden_denials: int = 0
+    hidden_warnings: int = 0
+
+    def finish(self, response: dict[str, Any]) -> None:
+        """Say how many were left out, name every rule that fired, cut every text."""
+        if self.verdict is not self.full and "auditAnnotations" in response:
+            fired = dict.fromkeys((v.error.rule, v.enforcement.value) for v in self.full.violations)
+            violations = ",".join(f"{rule}={enforcement}" for rule, enforcement in fired)
+            response["auditAnnotations"]["violations"] = violations
+        status = response.get("status")
+        if isinstance(status, dict):
+            causes = status.get("details", {}).get("causes", [])
+            message = status["message"]
+            if self.hidden_denials:
+                more = f"{self.hidden_denials} more errors"
+                causes.append({"reason": "FieldValueTooMany", "message": more, "field": ""})
+                message = f"{message} (and {more})"
+            status["message"] = _cut(message, MAX_MESSAGE_CHARS)
+            for cause in causes:
+                cause["message"] = _cut(cause["message"], MAX_CAUSE_CHARS)
+                cause["field"] = _cut(cause["field"], MAX_CAUSE_CHARS)
+        if self.hidden_warnings and "warnings" in response:
+            response["warnings"].append(f"and {self.hidden_warnings} more warnings")
+
+
+def bounded(verdict: Verdict) -> Bounded:
+    """The verdict cut for answering (see Bounded); cheap when nothing needs cutting."""
+    kept: list[Violation] = []
+    counts = dict.fromkeys(Enforcement, 0)
+    for violation in verdict.violations:
+        if counts[violation.enforcement] < MAX_CAUSES - 1:
+            kept.append(_shortened(violation))
+        counts[violation.enforcement] += 1
+    if len(kept) == len(verdict.violations) and all(
+        k is v for k, v in zip(kept, verdict.violations, strict=True)
+    ):
+        return Bounded(verdict, verdict)
+    shown = dataclasses.replace(verdict, violations=kept)
+    hidden_warnings = 0
+    if counts[Enforcement.WARN] >= MAX_CAUSES:  # warnings are unique: count the unique ones
+        hidden_warnings = len(verdict.unique(Enforcement.WARN)) - len(
+            shown.unique(Enforcement.WARN)
+        )
+    return Bounded(shown, verdict, counts[Enforcement.DENY] - len(shown.denials), hidden_warnings)
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from jobguard.validators.catalog import Enforcement
 from jobguard.validators.context import CronJobContext, JobContext, Operation, Request
-from jobguard.validators.errors import FieldError
+from jobguard.validators.errors import OMITTED, FieldError, render_value
 from jobguard.validators.lifecycle import JobState, classify
 from jobguard.validators.model import ObjectDecodeError, decode_cronjob, decode_job
 from jobguard.validators.policy import SuspendPolicy
@@ -68,15 +68,24 @@ class Verdict:
 
     def unique(self, enforcement: Enforcement | None = None) -> list[Violation]:
         """Violations without upstream's repeated copies, optionally of one enforcement."""
-        seen: set[tuple[str, str, str]] = set()
+        seen: set[object] = set()
         out = []
         for v in self.violations:
-            key = (v.error.rule, v.error.path, v.error.body())
+            key = _identity(v.error)
             if key in seen or (enforcement is not None and v.enforcement is not enforcement):
                 continue
             seen.add(key)
             out.append(v)
         return out
+
+
+def _identity(error: FieldError) -> object:
+    """What makes two errors the same message (rule, path, body), without rendering the body
+    or building a key per error: a request can carry 250,000 errors."""
+    value = error.value
+    if isinstance(value, str | int | float | type(None)) or value is OMITTED:
+        return error  # hashable: the error itself is the key
+    return (error.rule, error.path, error.type, error.detail, render_value(value))
 
 
 def _name_of(raw: Any, fallback: str) -> str:
