@@ -80,10 +80,10 @@ class RateLimitedLog(logging.Filter):
     def __init__(self, interval: float = 10.0) -> None:
         super().__init__()
         self.interval = interval
-        self._last: dict[tuple[str, object], tuple[float, int]] = {}
+        self._last: dict[tuple[str, str], tuple[float, int]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        key = (record.name, record.msg)
+        key = (record.name, str(record.msg).split("\n", 1)[0])  # asyncio adds details below
         now = time.monotonic()
         last, suppressed = self._last.get(key, (-self.interval, 0))
         if now - last < self.interval:
