@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import ssl
@@ -33,6 +34,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from jobguard.app.observability import configure_logging
     from jobguard.app.server import ServeOptions, serve
 
+    if args.header_timeout <= 0 or args.max_connections < 1:
+        print("jobguard: --header-timeout and --max-connections must be positive", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.http == "httptools" and importlib.util.find_spec("httptools") is None:
+        print("jobguard: --http httptools needs the httptools package", file=sys.stderr)
+        return EXIT_UNUSABLE
     configure_logging(args.log_level)
     config = _load(args.config)
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
@@ -63,9 +70,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return EXIT_UNUSABLE
     elif args.client_ca_file:
         print("jobguard: --client-ca-file needs TLS (--tls-cert-file)", file=sys.stderr)
-        return EXIT_UNUSABLE
-    if args.header_timeout <= 0 or args.max_connections < 1:
-        print("jobguard: --header-timeout and --max-connections must be positive", file=sys.stderr)
         return EXIT_UNUSABLE
     app = create_app(config, args.config, options=options, tls=tls_manager)
     serve_options = ServeOptions(
