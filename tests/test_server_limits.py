@@ -317,6 +317,25 @@ def test_the_pathological_status_update_is_answered_bounded() -> None:
     assert small_statuses and set(small_statuses) == {200}
 
 
+def test_an_integer_beyond_64_bits_gets_an_admission_review_naming_the_field(
+    plain: tuple[int, int],
+) -> None:
+    body = orjson.dumps(review(job(completions=424242))).replace(b"424242", b"9" * 400)
+    with connect(plain[0]) as sock:
+        sock.sendall(http_request("/validate", body))
+        status, _, answer = read_response(sock)
+    response = orjson.loads(answer)["response"]
+    assert status == 200 and response["uid"] == "uid-1" and response["allowed"] is False
+    assert response["status"]["code"] == 400
+    assert response["status"]["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "integer does not fit in 64 bits",
+            "field": "spec.completions",
+        }
+    ]
+
+
 def test_memory_stays_flat_over_distinct_megabyte_label_keys() -> None:
     """Before, label caches kept every key: 150 requests with distinct 1 MiB keys, +149 MiB."""
 
