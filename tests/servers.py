@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -62,14 +62,23 @@ def wait_ready(
 
 
 @contextlib.contextmanager
-def serving(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+def serving(
+    args: list[str],
+    log_path: Path | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> Iterator[subprocess.Popen[bytes]]:
     """`jobguard serve ARGS` as a child process, stopped (and reaped) on exit.
 
-    Its logs go to a file, never a pipe: a pipe nobody reads fills up and stalls the server.
+    Its logs go to a file (`log_path` to read them), never a pipe: a pipe nobody reads fills up
+    and stalls the server.
     """
-    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after the process)
+    log = open(log_path, "wb") if log_path else tempfile.TemporaryFile()  # noqa: SIM115
     proc = subprocess.Popen(
-        serve_command(args), stdout=subprocess.DEVNULL, stderr=log, env=SERVE_ENV
+        serve_command(args),
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env=SERVE_ENV,
+        preexec_fn=preexec_fn,
     )
     try:
         yield proc
@@ -82,3 +91,11 @@ def serving(args: list[str]) -> Iterator[subprocess.Popen[bytes]]:
                 proc.kill()
                 proc.wait()
         log.close()
+
+
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """A process's resident memory (VmRSS) or its peak (VmHWM), in MiB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no {field} for process {pid}")

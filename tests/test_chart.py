@@ -99,6 +99,7 @@ def test_deployment(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
         "health": 8081,
     }
     assert "--health-port=8081" in container["args"]
+    assert {"--header-timeout=10", "--max-connections=1000"} <= set(container["args"])
     assert container["resources"]["requests"] and container["resources"]["limits"]
     assert "--config=/etc/jobguard/config/config.yaml" in container["args"]
     secret = {"helm": "jobguard-tls", "certManager": "jobguard-tls", "existingSecret": "corp-tls"}[
@@ -219,12 +220,18 @@ def test_settable_values() -> None:
         {
             "priorityClassName": "system-cluster-critical",
             "webhook": {"timeoutSeconds": 9, "optIn": True, "excludeNamespaces": ["monitoring"]},
-            "server": {"clientCASecret": "apiserver-client-ca"},
+            "server": {
+                "clientCASecret": "apiserver-client-ca",
+                "headerTimeoutSeconds": 2.5,
+                "maxConnections": 200,
+            },
         }
     )
     pod = objects["Deployment/jobguard"]["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "system-cluster-critical"
-    assert "--client-ca-file=/etc/jobguard/client-ca/ca.crt" in pod["containers"][0]["args"]
+    args = pod["containers"][0]["args"]
+    assert "--client-ca-file=/etc/jobguard/client-ca/ca.crt" in args
+    assert {"--header-timeout=2.5", "--max-connections=200"} <= set(args)
     hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
     assert hook["timeoutSeconds"] == 9
     assert hook["namespaceSelector"]["matchExpressions"] == [
@@ -247,6 +254,9 @@ def test_settable_values() -> None:
         {"config": {"suspendPolicies": [{"match": {}}]}},
         {"webhook": {"timeoutSeconds": 31}},
         {"server": {"unknown": True}},
+        {"server": {"headerTimeoutSeconds": 0}},
+        {"server": {"maxConnections": 0}},
+        {"server": {"maxConnections": "many"}},
     ],
 )
 def test_schema_rejects_unknown_or_mistyped_values(values: dict[str, Any]) -> None:

@@ -108,6 +108,20 @@ def test_serve_refuses_unknown_version(tmp_path: Path) -> None:
     assert '"1.33", "1.34", "1.35", "1.36"' in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--header-timeout", "0"], "--header-timeout and --max-connections must be positive"),
+        (["--max-connections", "0"], "--header-timeout and --max-connections must be positive"),
+    ],
+)
+def test_serve_refuses_unusable_limits(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "--host", "127.0.0.1", "--port", "0", *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_certs_generate_refuses_overwrite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,12 +8,14 @@ Only shape handling lives here; every decision comes from the admission chain
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import orjson
 
+from jobguard.app import jsonfallback
 from jobguard.app.reviews import (
     Cause,
     ErrorBody,
@@ -34,6 +36,7 @@ from jobguard.validators import (
     Violation,
     admit,
 )
+from jobguard.validators.model import ObjectDecodeError
 
 log = logging.getLogger("jobguard.admission")
 
@@ -104,10 +107,11 @@ def parse_review(body: bytes) -> ParsedReview:
     Only the review is checked here (JSON, apiVersion, kind, uid and the fields of `request`
     that jobguard reads); the object inside is the chain's to judge.
     """
+    unreadable = None
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise BadReview(f"body is not valid JSON: {str(exc).splitlines()[0]}") from None
+        data, unreadable = _fallback_loads(body, exc)
     if not isinstance(data, dict):
         raise BadReview("body must be a JSON object (an AdmissionReview)")
     sent_version = data.get("apiVersion")
@@ -144,8 +148,24 @@ def parse_review(body: bytes) -> ParsedReview:
         name=_str_field(request, "name"),
         requester=_requester(request),
         dry_run=dry_run is True,
+        unreadable=unreadable,
     )
     return ParsedReview(api_version, uid, parsed_request, resource)
+
+
+def _fallback_loads(
+    body: bytes, error: orjson.JSONDecodeError
+) -> tuple[Any, ObjectDecodeError | None]:
+    """Read what orjson refuses (an integer beyond 64 bits, a lone surrogate) with the exact
+    decoder (see jsonfallback); the value it cannot judge becomes a DEC-001 of its field. A body
+    that is not JSON at all is a BadReview."""
+    try:
+        data, unreadable = jsonfallback.loads(body)
+    except (ValueError, RecursionError):
+        raise BadReview(f"body is not valid JSON: {str(error).splitlines()[0]}") from None
+    if unreadable is None:
+        return data, None
+    return data, ObjectDecodeError(jsonfallback.field_path(unreadable.location), unreadable.reason)
 
 
 def _aggregate(messages: list[str]) -> str:
@@ -242,6 +262,80 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
     return response
 
 
+# Bounds on an answer: a body under the size cap can hold 250,000 errors (a UID list), and a
+# 1 MiB label key is echoed in its error. The first causes and warnings are shown, the last
+# saying how many more there were, and every text is cut, so no answer exceeds about 1 MiB.
+MAX_CAUSES = 100
+MAX_VALUE_CHARS = 256
+MAX_CAUSE_CHARS = 1024
+MAX_MESSAGE_CHARS = 32 * 1024
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shortened(violation: Violation) -> Violation:
+    error = violation.error
+    if isinstance(error.value, str) and len(error.value) > MAX_VALUE_CHARS:
+        error = dataclasses.replace(error, value=_cut(error.value, MAX_VALUE_CHARS))
+    return violation if error is violation.error else Violation(error, violation.enforcement)
+
+
+@dataclass(frozen=True, slots=True)
+class Bounded:
+    """A verdict with at most MAX_CAUSES - 1 violations of each enforcement (the answer is built
+    from it) and how many denials and warnings were left out."""
+
+    verdict: Verdict
+    full: Verdict
+    hidden_denials: int = 0
+    hidden_warnings: int = 0
+
+    def finish(self, response: ResponsePayload) -> None:
+        """Say how many were left out, name every rule that fired, cut every text."""
+        annotations = response.get("auditAnnotations")
+        if self.verdict is not self.full and annotations is not None:
+            fired = dict.fromkeys((v.error.rule, v.enforcement.value) for v in self.full.violations)
+            annotations["violations"] = ",".join(f"{rule}={how}" for rule, how in fired)
+        status = response.get("status")
+        if status is not None:
+            causes = status["details"]["causes"]
+            message = status["message"]
+            if self.hidden_denials:
+                more = f"{self.hidden_denials} more errors"
+                causes.append({"reason": "FieldValueTooMany", "message": more, "field": ""})
+                message = f"{message} (and {more})"
+            status["message"] = _cut(message, MAX_MESSAGE_CHARS)
+            for cause in causes:
+                cause["message"] = _cut(cause["message"], MAX_CAUSE_CHARS)
+                cause["field"] = _cut(cause["field"], MAX_CAUSE_CHARS)
+        warnings = response.get("warnings")
+        if self.hidden_warnings and warnings is not None:
+            warnings.append(f"and {self.hidden_warnings} more warnings")
+
+
+def bounded(verdict: Verdict) -> Bounded:
+    """The verdict cut for answering (see Bounded); cheap when nothing needs cutting."""
+    kept: list[Violation] = []
+    counts = dict.fromkeys(Enforcement, 0)
+    for violation in verdict.violations:
+        if counts[violation.enforcement] < MAX_CAUSES - 1:
+            kept.append(_shortened(violation))
+        counts[violation.enforcement] += 1
+    if len(kept) == len(verdict.violations) and all(
+        k is v for k, v in zip(kept, verdict.violations, strict=True)
+    ):
+        return Bounded(verdict, verdict)
+    shown = dataclasses.replace(verdict, violations=kept)
+    hidden_warnings = 0
+    if counts[Enforcement.WARN] >= MAX_CAUSES:  # warnings are unique: count the unique ones
+        hidden_warnings = len(verdict.unique(Enforcement.WARN)) - len(
+            shown.unique(Enforcement.WARN)
+        )
+    return Bounded(shown, verdict, counts[Enforcement.DENY] - len(shown.denials), hidden_warnings)
+
+
 def envelope(parsed: ParsedReview, response: ResponsePayload) -> ReviewResponse:
     """The answering AdmissionReview, in the version the request came in."""
     return {"apiVersion": parsed.api_version, "kind": "AdmissionReview", "response": response}
@@ -306,7 +400,10 @@ def handle_validate(body: bytes, settings: Settings) -> Outcome:
         # The object already went through the cluster's mutating stage (see validators.chain).
         verdict = admit(parsed.request, settings, Stage.VALIDATING).verdict
         assert verdict is not None  # the validating stage always judges
-        review = envelope(parsed, response_for(parsed.uid, verdict))
+        shown = bounded(verdict)
+        response = response_for(parsed.uid, shown.verdict)
+        shown.finish(response)
+        review = envelope(parsed, response)
     except Exception:  # a bug must not become a 5xx: deny with a clear, traceback-free reason
         log.exception("internal error judging request uid=%s", parsed.uid)
         return Outcome("error", _internal_error(parsed), parsed=parsed)

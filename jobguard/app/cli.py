@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import ssl
@@ -42,13 +43,17 @@ def _offline_settings(path: str | None) -> Settings:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from jobguard.app.cluster_cli import serve_cluster
     from jobguard.app.main import ServerOptions, create_app
     from jobguard.app.observability import configure_logging
-    from jobguard.app.server import GracefulServer
+    from jobguard.app.server import ServeOptions, serve
 
+    if args.header_timeout <= 0 or args.max_connections < 1:
+        print("jobguard: --header-timeout and --max-connections must be positive", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.http == "httptools" and importlib.util.find_spec("httptools") is None:
+        print("jobguard: --http httptools needs the httptools package", file=sys.stderr)
+        return EXIT_UNUSABLE
     configure_logging(args.log_level)
     config = _load(args.config)
     cluster = serve_cluster(args, config)
@@ -92,20 +97,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cluster_version=cluster_version,
         audit=background_audit,
     )
-    server_config = uvicorn.Config(
-        app,
+    serve_options = ServeOptions(
         host=args.host,
         port=args.port,
-        ssl_context_factory=(lambda _config, _default: tls_manager.context)
-        if tls_manager is not None
-        else None,
-        log_config=None,
-        access_log=False,
-        timeout_keep_alive=args.idle_timeout,
-        timeout_graceful_shutdown=args.grace_period,
-        lifespan="on",
+        header_timeout=args.header_timeout,
+        idle_timeout=args.idle_timeout,
+        max_connections=args.max_connections,
+        shutdown_delay=args.shutdown_delay,
+        grace_period=args.grace_period,
+        http=args.http,
     )
-    GracefulServer(server_config, app, args.shutdown_delay).run()
+    serve(app, serve_options, tls_manager.context if tls_manager is not None else None)
     return 0
 
 
@@ -243,6 +245,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--idle-timeout", type=int, default=5, help="seconds an idle keep-alive connection is kept"
+    )
+    serve.add_argument(
+        "--http",
+        choices=["h11", "httptools"],
+        default="h11",
+        help="HTTP/1.1 parser (httptools must be installed)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a connection may take to send its request headers (TLS handshake included)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        default=1000,
+        help="open connections; beyond it requests get 503, beyond twice it connections are refused",
     )
     serve.add_argument(
         "--shutdown-delay",

@@ -12,7 +12,9 @@ import logging
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,10 @@ Send = Callable[[Message], Awaitable[None]]
 
 _KNOWN_RESOURCES = frozenset({"jobs", "cronjobs"})
 _TIMEOUT_PARAM = re.compile(rb"(?:^|&)timeout=(\d+)s(?:&|$)")
+INLINE_BODY_BYTES = 256 * 1024
+"""Bodies up to this size (every real Job and most status updates) are judged on the event
+loop; larger ones in `_LARGE` (see bench/README.md, "pathological bodies")."""
+_LARGE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobguard-large")
 HANDLERS: dict[str, Callable[[bytes, Settings], Outcome]] = {
     "/validate": handle_validate,
     "/mutate": handle_mutate,
@@ -104,9 +110,19 @@ class WebhookApp:
             return
         except _Disconnected:
             return
-        outcome = HANDLERS[endpoint](body, self.api.state.settings)
+        handler, settings = HANDLERS[endpoint], self.api.state.settings
+        if len(body) <= INLINE_BODY_BYTES:
+            outcome = handler(body, settings)
+            await _respond(send, outcome.status, outcome.payload)
+            self._observe(endpoint, outcome, time.perf_counter() - started, body)
+            return
+        # A large body can take up to a second: judged off the event loop, so other requests
+        # wait milliseconds, not the whole judgement; one at a time, so memory stays bounded.
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(_LARGE, handler, body, settings)
         await _respond(send, outcome.status, outcome.payload)
-        self._observe(endpoint, outcome, time.perf_counter() - started, body)
+        seconds = time.perf_counter() - started
+        await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
 
     def _budget(self, scope: Scope) -> float:
         """The API server's `?timeout=Ns` (time left for the call), capped by our own limit."""
@@ -146,13 +162,15 @@ class WebhookApp:
             verdict,
             seconds,
         )
-        rules: list[str] = []
-        if outcome.verdict is not None:
-            for violation in outcome.verdict.unique():
-                rules.append(violation.error.rule)
-                self.metrics.violations.labels(
-                    violation.error.rule, violation.enforcement.value
-                ).inc()
+        # Counted per rule (a request can carry 250,000 violations of one rule); the log names
+        # each rule that fired once.
+        fired = Counter(
+            (v.error.rule, v.enforcement.value)
+            for v in (outcome.verdict.unique() if outcome.verdict is not None else ())
+        )
+        for (rule, enforcement), count in fired.items():
+            self.metrics.violations.labels(rule, enforcement).inc(count)
+        rules = list(dict.fromkeys(rule for rule, _ in fired))
         if not request_log.isEnabledFor(logging.INFO):
             return
         fields: dict[str, Any] = {

@@ -1,44 +1,506 @@
-"""uvicorn with a graceful stop for Kubernetes.
+"""uvicorn in the write path: rolling restarts that lose no request, and slow or hostile clients
+that cost a bounded amount.
 
-On SIGTERM the pod is removed from the Service endpoints only after readiness fails and the
-endpoints controller catches up, so the server first turns `/readyz` false and keeps serving
-for `shutdown_delay` seconds; then uvicorn closes the listener and lets in-flight requests
-finish within its graceful-shutdown timeout. A second signal stops at once.
+Every Job write passes through the webhook, and with `failurePolicy: Fail` a dropped request is
+a user's failed `kubectl apply`. uvicorn's HTTP protocols (h11 or httptools) parse requests;
+around each of them `_Connection` adds what the write path needs:
+
+- a header timeout: a connection that sends nothing, or stops inside its headers, is closed
+  `header_timeout` seconds after it was accepted or began its request (the TLS handshake counts);
+- a lingering close: when the server closes a connection it half-closes it and reads (and
+  discards) what the client still sends, for a bounded time and number of bytes, so a 413
+  sent before the body was read reaches a client that writes its whole body before reading;
+- a bound: beyond `max_connections` open connections a request is answered 503 and its
+  connection closed; beyond twice that, the listener (jobguard.app.listener) closes new
+  connections at accept;
+- the stop, in Kubernetes' order (see `GracefulServer`).
+
+Responses carry `Connection: close` after a 408 or 413 and during the stop (`_CloseWhenDone`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import threading
+import ssl
+import sys
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.protocols.http.flow_control import service_unavailable
 
-log = logging.getLogger("jobguard")
+from jobguard.app import listener as listening
+
+log = logging.getLogger("jobguard.server")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+NEW_CONNECTION_GRACE = 1.0
+"""Seconds a connection with no request yet gets once the listener is closed (Go's
+http.Server.Shutdown waits for new connections likewise), for the request its client is
+sending."""
+LINGER_SECONDS = 2.0
+"""At most this long, after a close, the server reads what the client still sends."""
+LINGER_BYTES = 8 * 1024 * 1024
+"""... and at most this much (above the default 7 MiB body cap: the rest of a refused body)."""
+CLOSE_AFTER = frozenset({408, 413})
+"""Statuses after which the connection is closed: the rest of the request was not read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8443
+    header_timeout: float = 10.0
+    """Seconds from accept (or from the first byte of a later request) to complete headers."""
+    idle_timeout: int = 5
+    """Seconds an idle keep-alive connection is kept."""
+    max_connections: int = 1000
+    """Open connections served normally; beyond it requests get 503 (see module docstring)."""
+    shutdown_delay: float = 5.0
+    """Seconds between SIGTERM (readiness false) and closing the listener."""
+    grace_period: float = 20.0
+    """Seconds connections get to finish once the listener is closed."""
+    http: str = "h11"
+    """uvicorn's HTTP protocol: h11 or httptools."""
+
+
+class RateLimitedLog(logging.Filter):
+    """Lets each distinct message through at most once per `interval` seconds; the next one
+    says how many were suppressed. For messages a client can trigger at will."""
+
+    def __init__(self, interval: float = 10.0) -> None:
+        super().__init__()
+        self.interval = interval
+        self._last: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, str(record.msg).split("\n", 1)[0])  # asyncio adds details below
+        now = time.monotonic()
+        last, suppressed = self._last.get(key, (-self.interval, 0))
+        if now - last < self.interval:
+            self._last[key] = (last, suppressed + 1)
+            return False
+        if len(self._last) > 1000:  # messages are templates: a handful; never grow
+            self._last.clear()
+        self._last[key] = (now, 0)
+        if suppressed:
+            record.msg = f"{record.getMessage()} ({suppressed} more in the last {self.interval:g}s)"
+            record.args = ()
+        return True
+
+
+def rate_limit_logs(interval: float = 10.0) -> None:
+    """Bound the logs clients can cause: accept errors, refused connections, bad requests."""
+    rate_limited = RateLimitedLog(interval)
+    for name in ("asyncio", "uvicorn.error", "jobguard.server"):
+        logging.getLogger(name).addFilter(rate_limited)
+
+
+class _CloseWhenDone:
+    """ASGI middleware: `Connection: close` on responses after which the connection must not be
+    reused: 408 and 413 (the body was not read), and every response once stopping began, so
+    clients retire pooled connections cleanly instead of racing a close."""
+
+    def __init__(self, app: Any, server: GracefulServer) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_closing(message: Message) -> None:
+            if message["type"] == "http.response.start" and (
+                self.server.draining or message["status"] in CLOSE_AFTER
+            ):
+                headers = list(message.get("headers", ()))
+                if not any(name.lower() == b"connection" for name, _ in headers):
+                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
+        await self.app(scope, receive, send_closing)
+
+
+class _Transport(asyncio.Transport):
+    """What uvicorn's protocol sees of the connection: closing goes through `_Connection`."""
+
+    def __init__(self, transport: asyncio.Transport, connection: _Connection) -> None:
+        super().__init__()
+        self._transport = transport
+        self._connection = connection
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._connection.lingering:
+            self._transport.write(data)
+
+    def writelines(self, list_of_data: Any) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def abort(self) -> None:
+        self._connection.close()
+
+    def is_closing(self) -> bool:
+        return self._connection.lingering or self._transport.is_closing()
+
+    def pause_reading(self) -> None:
+        if not self._connection.lingering:
+            self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._transport.get_write_buffer_limits()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+
+def _cycle(inner: Any) -> Any:
+    """uvicorn's current request/response cycle (h11 and httptools alike), or None."""
+    return getattr(inner, "cycle", None)
+
+
+def _busy(cycle: Any) -> bool:
+    """A request is being served: headers read, response not finished."""
+    return cycle is not None and not cycle.response_complete
+
+
+class _Connection(asyncio.Protocol):
+    """One accepted connection: uvicorn's protocol inside, the write path's guarantees around."""
+
+    def __init__(self, server: GracefulServer, inner: Any) -> None:
+        self.server = server
+        self.inner = inner
+        self.loop = asyncio.get_running_loop()
+        self.accepted = self.loop.time()  # protocols are made at accept, before TLS
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.lingering = False
+        self.lingered = 0
+        self.headers_pending = False
+        """Bytes of a request arrived, its headers are not complete yet."""
+        self.last_cycle: Any = None
+        self.header_timer: asyncio.TimerHandle | None = None
+        self.grace_timer: asyncio.TimerHandle | None = None
+        self.linger_timer: asyncio.TimerHandle | None = None
+
+    # asyncio.Protocol -----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.live.add(self)
+        if len(self.server.live) > self.server.max_connections:
+            # Over the bound: its request is answered 503 (uvicorn's answer, with
+            # Connection: close), and the connections already open are not disturbed.
+            self.inner.app = service_unavailable
+            log.warning("over %d open connections: answering 503", self.server.max_connections)
+        self.inner.connection_made(_Transport(transport, self))
+        remaining = self.accepted + self.server.options.header_timeout - self.loop.time()
+        self.header_timer = self.loop.call_later(max(remaining, 0), self._header_timeout)
+        if self.server.stopping:  # accepted just before the listener closed
+            self.drain()
+
+    def data_received(self, data: bytes) -> None:
+        if self.lingering:
+            self.lingered += len(data)
+            if self.lingered > LINGER_BYTES:
+                self._close_now(abort=True)
+            return
+        self.inner.data_received(data)
+        cycle = _cycle(self.inner)
+        if cycle is not self.last_cycle:  # the headers of a new request arrived
+            self.last_cycle = cycle
+            self.headers_pending = False
+            self._cancel_timers()
+            if self.server.stopping:
+                cycle.keep_alive = False  # served, then closed
+        elif not _busy(cycle) and not self.closed and not self.lingering:
+            self.headers_pending = True
+            if self.header_timer is None:  # a later request on a kept-alive connection
+                self.header_timer = self.loop.call_later(
+                    self.server.options.header_timeout, self._header_timeout
+                )
+
+    def eof_received(self) -> bool | None:
+        if self.lingering:
+            self._close_now(abort=False)
+            return True
+        result: bool | None = self.inner.eof_received()
+        return result
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._cancel_timers()
+        if self.linger_timer is not None:
+            self.linger_timer.cancel()
+        self.server.live.discard(self)
+        self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+    # the guarantees -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """uvicorn's protocol closes the connection: half-close, then read what the client
+        still sends (bounded) so that unread request bytes do not turn the close into a reset
+        that destroys the response in flight."""
+        if self.closed or self.lingering or self.transport is None:
+            return
+        transport = self.transport
+        self.lingering = True
+        self._cancel_timers()
+        cycle = _cycle(self.inner)
+        uploading = cycle is not None and cycle.more_body
+        if transport.can_write_eof():
+            transport.write_eof()  # plain TCP: FIN once the response is flushed
+        elif not uploading:
+            # TLS has no half-close: close_notify tells the client; nothing of it is unread.
+            self._close_now(abort=False)
+            return
+        transport.resume_reading()
+        self.linger_timer = self.loop.call_later(LINGER_SECONDS, self._close_now, True)
+
+    def _close_now(self, abort: bool) -> None:
+        if self.closed or self.transport is None:
+            return
+        self.lingering = True
+        self._cancel_timers()
+        if abort:
+            self.transport.abort()
+        else:
+            self.transport.close()
+
+    def _header_timeout(self) -> None:
+        self.header_timer = None
+        if self.closed or self.lingering or _busy(_cycle(self.inner)):
+            return
+        log.info(
+            "closing a connection whose request headers did not arrive within %gs",
+            self.server.options.header_timeout,
+        )
+        self._close_now(abort=True)
+
+    def drain(self) -> None:
+        """The listener is closed: finish the request in flight, give an idle connection a
+        short grace for the request its client may be sending, then close."""
+        if self.closed or self.lingering:
+            return
+        cycle = _cycle(self.inner)
+        if _busy(cycle):
+            cycle.keep_alive = False
+        elif not self.headers_pending and self.grace_timer is None:
+            self.grace_timer = self.loop.call_later(NEW_CONNECTION_GRACE, self._grace_over)
+
+    def _grace_over(self) -> None:
+        self.grace_timer = None
+        if self.closed or self.lingering or self.headers_pending or _busy(_cycle(self.inner)):
+            return
+        try:
+            self.inner.shutdown()  # uvicorn closes its idle connection (through close above)
+        except Exception:  # its parser may refuse a close in some state: close anyway
+            self.close()
+
+    def _cancel_timers(self) -> None:
+        for timer in (self.header_timer, self.grace_timer):
+            if timer is not None:
+                timer.cancel()
+        self.header_timer = self.grace_timer = None
 
 
 class GracefulServer(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, app: Any, shutdown_delay: float) -> None:
+    """uvicorn.Server with the guarantees above, and Kubernetes' stop.
+
+    On SIGTERM the pod is removed from the Service endpoints only after readiness fails and
+    the endpoints controller catches up, and API servers keep reusing pooled keep-alive
+    connections meanwhile. So: `/readyz` turns false and every response carries
+    `Connection: close` for `shutdown_delay` seconds while the server keeps accepting; then new
+    SYNs are dropped, the accept queue is drained and the listener closed; requests in flight
+    finish, idle connections get NEW_CONNECTION_GRACE seconds for a request already on its
+    way; everything is closed after `grace_period`. A second signal skips the delay.
+    """
+
+    def __init__(self, config: uvicorn.Config, app: Any, options: ServeOptions) -> None:
         super().__init__(config)
         self.jobguard_app = app
-        self.shutdown_delay = shutdown_delay
-        self._draining = False
+        self.options = options
+        self.live: set[_Connection] = set()
+        self.listeners: list[listening.Listener] = []
+        self.draining = False
+        """Stopping began: responses carry Connection: close."""
+        self.stopping = False
+        """The listener is closed: connections are drained."""
+        self.stop_at: float | None = None
+        fd_limit = listening.raise_descriptor_limit()
+        self.max_connections = options.max_connections
+        if 2 * self.max_connections + 64 > fd_limit:
+            self.max_connections = max((fd_limit - 64) // 2, 1)
+            log.warning(
+                "open-file limit %d: serving at most %d connections (not %d)",
+                fd_limit,
+                self.max_connections,
+                options.max_connections,
+            )
 
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        tls = getattr(self.jobguard_app.state, "tls", None)
-        if tls is not None and self.started:
-            tls.serving = True  # /readyz may now say ready
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        # uvicorn's own startup, with our listening sockets and protocol around its own, and the
+        # TLS handshake bounded by the header timeout.
+        await self.lifespan.startup()
+        if self.lifespan.should_exit:
+            sys.exit(STARTUP_FAILURE)
+        config = self.config
+        loop = asyncio.get_running_loop()
+        try:
+            self.listeners = listening.bind(
+                config.host, config.port, 2 * self.max_connections, config.backlog
+            )
+        except OSError as exc:
+            logging.getLogger("uvicorn.error").error(exc)
+            await self.lifespan.shutdown()
+            sys.exit(STARTUP_FAILURE)
+
+        def connection() -> asyncio.Protocol:
+            inner = config.http_protocol_class(  # type: ignore[call-arg]
+                config=config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+                _loop=loop,
+            )
+            return _Connection(self, inner)
+
+        tls = config.ssl is not None
+        self.servers = [
+            await loop.create_server(
+                connection,
+                sock=sock,
+                ssl=config.ssl,
+                backlog=config.backlog,
+                ssl_handshake_timeout=self.options.header_timeout if tls else None,
+                ssl_shutdown_timeout=LINGER_SECONDS if tls else None,
+            )
+            for sock in self.listeners
+        ]
+        self._log_started_message(self.listeners)
+        self.started = True
+        tls_manager = getattr(self.jobguard_app.state, "tls", None)
+        if tls_manager is not None:
+            tls_manager.serving = True  # /readyz may now say ready
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        if self._draining or self.shutdown_delay <= 0:
-            self.jobguard_app.state.ready = False
-            super().handle_exit(sig, frame)
-            return
-        self._draining = True
         self.jobguard_app.state.ready = False
-        log.info("stopping: not ready, serving %.1fs more before closing", self.shutdown_delay)
-        timer = threading.Timer(self.shutdown_delay, super().handle_exit, args=(sig, frame))
-        timer.daemon = True
-        timer.start()
+        self.draining = True
+        if self.stop_at is not None or self.options.shutdown_delay <= 0:
+            super().handle_exit(sig, frame)  # a second signal: stop now
+            return
+        self._captured_signals.append(sig)
+        self.stop_at = time.monotonic() + self.options.shutdown_delay
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.stop_at is not None and time.monotonic() >= self.stop_at:
+            self.should_exit = True
+        return await super().on_tick(counter)
+
+    async def shutdown(self, sockets: list[Any] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.grace_period
+        self.jobguard_app.state.ready = False
+        self.draining = True
+        log.info("stopping: closing the listener, draining %d connections", len(self.live))
+        await self._close_listeners()
+        self.stopping = True
+        for connection in list(self.live):
+            connection.drain()
+        while self._open_connections() and not self.force_exit and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        if self._open_connections():
+            log.error(
+                "grace period over: closing %d connections, cancelling %d requests",
+                self._open_connections(),
+                len(self.server_state.tasks),
+            )
+            for connection in list(self.live):
+                if connection.transport is not None:
+                    connection.transport.abort()
+            for task in list(self.server_state.tasks):
+                task.cancel()
+            await asyncio.sleep(0)
+        if not self.force_exit:
+            await self.lifespan.shutdown()
+
+    async def _close_listeners(self) -> None:
+        """Hold new connections back, accept every one the kernel already established (their
+        clients may have written a request), then close the listening sockets."""
+        loop = asyncio.get_running_loop()
+        held = all([listening.refuse_new_connections(sock) for sock in self.listeners])
+        deadline = loop.time() + 1.0
+        empty_twice = 0
+        while loop.time() < deadline and empty_twice < 2:
+            lengths = [listening.accept_queue_length(sock) for sock in self.listeners]
+            if not held or None in lengths:
+                await asyncio.sleep(0.05)  # cannot see the queue: give the loop time to accept
+                break
+            empty_twice = empty_twice + 1 if not any(lengths) else 0
+            await asyncio.sleep(0.005)
+        for server in self.servers:
+            server.close()
+
+    def _open_connections(self) -> int:
+        accepted = sum(sock.open_connections for sock in self.listeners)
+        return max(accepted, len(self.live))
+
+
+def serve(app: Any, options: ServeOptions, ssl_context: ssl.SSLContext | None = None) -> None:
+    """Run `app` until stopped (see GracefulServer)."""
+    rate_limit_logs()
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        http=options.http,
+        ssl_context_factory=(lambda _config, _default: ssl_context) if ssl_context else None,
+        log_config=None,
+        access_log=False,
+        timeout_keep_alive=options.idle_timeout,
+        timeout_graceful_shutdown=int(options.grace_period),
+        lifespan="on",
+    )
+    server = GracefulServer(config, app, options)
+    config.app = _CloseWhenDone(app, server)
+    server.run()

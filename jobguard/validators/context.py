@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from jobguard.validators.lifecycle import JobState, Transition
-from jobguard.validators.model import CronJob, Job, JobJson
+from jobguard.validators.model import CronJob, Job, JobJson, ObjectDecodeError
 from jobguard.validators.versions import Semantics
 
 
@@ -56,6 +56,9 @@ class Request:
     name: str = ""
     requester: Requester = field(default_factory=Requester)
     dry_run: bool = False
+    unreadable: ObjectDecodeError | None = None
+    """A value in the request that only the webhook's fallback JSON decoder could read (an
+    integer beyond 64 bits, ...): the object is judged unreadable at that field (DEC-001)."""
     manifest: bool = False
     """The object is a manifest as written (`jobguard check`), not one the API server decoded:
     the schema rules (SC) judge it."""

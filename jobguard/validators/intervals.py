@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from operator import itemgetter, lt
+
+from jobguard.validators.memo import ByteBoundedMemo
 
 _ATOI = re.compile(r"\+?[0-9]+")
 _INT64_MAX = 2**63 - 1
@@ -89,17 +90,10 @@ def count_indexes(indexes: str, completions: int) -> int:
 
     The same strings come back on every status update of a Job, so results are cached.
     """
-    if len(indexes) > _CACHED_MAX_CHARS:  # never retain what the API server would refuse
-        size, error = _count_cached.__wrapped__(indexes, completions)
-    else:
-        size, error = _count_cached(indexes, completions)
+    size, error = _count_cached((indexes, completions))
     if error is not None:
         raise IndexParseError(error)
     return size
-
-
-# At most 256 strings of at most 64 KiB (the successPolicy limit): about 16 MiB retained.
-_CACHED_MAX_CHARS = 64 * 1024
 
 
 # Numbers of at most 18 digits (int() is fast and safe on them; longer ones take the exact path).
@@ -133,14 +127,19 @@ def _count_valid_fast(indexes: str, completions: int) -> int | None:
     return sum(lasts) - sum(firsts) + len(firsts)
 
 
-@lru_cache(maxsize=256)
-def _count_cached(indexes: str, completions: int) -> tuple[int, str | None]:
+def _count(key: tuple[str, int]) -> tuple[int, str | None]:
+    indexes, completions = key
     if indexes and (fast := _count_valid_fast(indexes, completions)) is not None:
         return fast, None
     try:
         return sum(len(interval) for interval in iter_intervals(indexes, completions)), None
     except IndexParseError as exc:
         return 0, str(exc)
+
+
+# Bounded by the bytes of the strings (clients choose them): 4 MiB holds about 60 lists of
+# 64 KiB (the successPolicy limit) or thousands of short ones; a longer string is not kept.
+_count_cached = ByteBoundedMemo(_count, max_bytes=4 * 1024 * 1024)
 
 
 def _lenient_intervals(indexes: str, completions: int) -> Iterator[Interval]:

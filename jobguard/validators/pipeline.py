@@ -19,7 +19,7 @@ from jobguard.validators.context import (
     Operation,
     Request,
 )
-from jobguard.validators.errors import FieldError, unreadable
+from jobguard.validators.errors import OMITTED, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
 from jobguard.validators.model import JobJson, ObjectDecodeError, decode_cronjob, decode_job
 from jobguard.validators.policy import SuspendPolicy
@@ -97,15 +97,24 @@ class Verdict:
 
     def unique(self, enforcement: Enforcement | None = None) -> list[Violation]:
         """Violations without upstream's repeated copies, optionally of one enforcement."""
-        seen: set[tuple[str, str, str]] = set()
+        seen: set[object] = set()
         out = []
         for v in self.violations:
-            key = (v.error.rule, v.error.path, v.error.body())
+            key = _identity(v.error)
             if key in seen or (enforcement is not None and v.enforcement is not enforcement):
                 continue
             seen.add(key)
             out.append(v)
         return out
+
+
+def _identity(error: FieldError) -> object:
+    """What makes two errors the same message (rule, path, body), without rendering the body
+    or building a key per error: a request can carry 250,000 errors."""
+    value = error.value
+    if isinstance(value, str | int | float | type(None)) or value is OMITTED:
+        return error  # hashable: the error itself is the key
+    return (error.rule, error.path, error.type, error.detail, render_value(value))
 
 
 def _name_of(raw: Any, fallback: str) -> str:
@@ -274,6 +283,8 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         judged = False
     if not judged:
         return Verdict(request.kind, name, judged=False)
+    if request.unreadable is not None:
+        return _unreadable(request.kind, name, request.unreadable, settings)
     try:
         if request.kind == "Job":
             ctx: JobContext | CronJobContext = _job_context(request, settings)
@@ -353,6 +364,7 @@ def mutate(request: Request, settings: Settings) -> Mutation:
         or request.operation is not Operation.CREATE
         or request.subresource
         or not any(p.force_suspend_on_create for p in settings.policies.policies)
+        or request.unreadable is not None
     ):
         return Mutation(None)
     try:

@@ -26,9 +26,20 @@ _IMMUTABLE_META = (
 )
 
 
-@lru_cache(maxsize=4096)
+# The checks are cached for strings a valid key or value can be (317 and 63 characters), so
+# each cache holds at most 4,096 short strings: about 2 MiB at worst. Longer strings are
+# invalid at the length checks, which cost nothing to repeat.
+_MAX_QUALIFIED_NAME = _MAX_PREFIX + 1 + _MAX_NAME_PART
+
+
 def qualified_name_problem(key: str) -> str | None:
     """Why a label or annotation key is not a qualified name, or None."""
+    if len(key) > _MAX_QUALIFIED_NAME:
+        return _qualified_name_problem(key)
+    return _cached_qualified_name_problem(key)
+
+
+def _qualified_name_problem(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash:
         if not prefix:
@@ -47,8 +58,16 @@ def qualified_name_problem(key: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+_cached_qualified_name_problem = lru_cache(maxsize=4096)(_qualified_name_problem)
+
+
 def label_value_problem(value: str) -> str | None:
+    if len(value) > _MAX_NAME_PART:
+        return _label_value_problem(value)
+    return _cached_label_value_problem(value)
+
+
+def _label_value_problem(value: str) -> str | None:
     if value == "":
         return None
     if len(value) > _MAX_NAME_PART:
@@ -59,6 +78,9 @@ def label_value_problem(value: str) -> str | None:
             "'-', '_' or '.', and must start and end with an alphanumeric character"
         )
     return None
+
+
+_cached_label_value_problem = lru_cache(maxsize=4096)(_label_value_problem)
 
 
 def check_labels_and_annotations(metadata: Mapping[str, Any], path: str) -> list[FieldError]:

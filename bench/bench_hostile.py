@@ -1,0 +1,188 @@
+"""Pathological bodies and silent clients against `jobguard serve` on loopback.
+
+1. The status update that lists 250,000 pod UIDs in both `uncountedTerminatedPods` lists
+   (about 4.8 MiB; 250,000 ST-006 duplicates): time to answer, answer size, causes, the
+   server's peak RSS growth, and how long small reviews sent meanwhile (one every 5 ms on a
+   kept-alive connection) waited at most. Run with the large body judged in the worker thread
+   (the default) and on the event loop (`inline`: INLINE_BODY_BYTES raised), which is the
+   measurement behind the choice.
+2. 150 requests with distinct 1 MiB label keys: the server's RSS growth.
+3. A silent connection and one that trickles its headers: when the server closes them.
+
+`--baseline REF` runs 1 and 2 against the server of a git revision too.
+
+Run: `.venv/bin/python -m bench.bench_hostile --repeat 3`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_stop import source_tree  # noqa: E402
+from tests.builders import job  # noqa: E402
+from tests.loads import http_request, read_response  # noqa: E402
+from tests.reviews import review  # noqa: E402
+from tests.servers import free_port, rss_mib, wait_ready  # noqa: E402
+
+INLINE = (
+    "import sys, jobguard.app.main as m; m.INLINE_BODY_BYTES = 1 << 40; "
+    "from jobguard.app.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+@contextlib.contextmanager
+def server(tree: Path, inline: bool, extra: list[str]) -> Iterator[tuple[int, int]]:
+    port = free_port()
+    start = [sys.executable, "-c", INLINE] if inline else [sys.executable, "-m", "jobguard"]
+    command = [*start, "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--log-level", "warning", "--shutdown-delay", "0", *extra]
+    env = {**os.environ, "JOBGUARD_CONFIG": ""}
+    proc = subprocess.Popen(
+        command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        yield port, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def status_update() -> bytes:
+    uids = [f"{i:07d}" for i in range(250_000)]
+    old = job()
+    old["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z"}
+    new = copy.deepcopy(old)
+    new["status"]["uncountedTerminatedPods"] = {"succeeded": uids, "failed": uids}
+    return orjson.dumps(review(new, old, operation="UPDATE", sub="status"))
+
+
+def pathological(port: int, pid: int, body: bytes) -> dict[str, float]:
+    small = http_request("/validate", orjson.dumps(review(job())))
+    waits: list[float] = []
+    stop = threading.Event()
+
+    def small_reviews() -> None:
+        with connect(port) as sock:
+            while not stop.is_set():
+                started = time.perf_counter()
+                sock.sendall(small)
+                read_response(sock)
+                waits.append(time.perf_counter() - started)
+                time.sleep(0.005)
+
+    before = rss_mib(pid, "VmHWM")
+    others = threading.Thread(target=small_reviews)
+    others.start()
+    time.sleep(0.2)
+    with connect(port) as sock:
+        started = time.perf_counter()
+        sock.sendall(http_request("/validate", body))
+        status, _, answer = read_response(sock)
+        seconds = time.perf_counter() - started
+    time.sleep(0.1)
+    stop.set()
+    others.join()
+    response = orjson.loads(answer)["response"] if status == 200 else {}
+    causes = response.get("status", {}).get("details", {}).get("causes", [])
+    return {
+        "seconds": seconds,
+        "answer_mib": len(answer) / 2**20,
+        "causes": len(causes),
+        "peak_rss_growth_mib": rss_mib(pid, "VmHWM") - before,
+        "small_max_ms": max(waits) * 1000,
+        "small_median_ms": statistics.median(waits) * 1000,
+    }
+
+
+def label_keys(port: int, pid: int, count: int = 150) -> float:
+    with connect(port) as sock:
+        before = 0.0
+        for i in range(count):
+            obj = job()
+            obj["metadata"]["labels"] = {f"{i:06d}" + "k" * (1024 * 1024): "v"}
+            sock.sendall(http_request("/validate", orjson.dumps(review(obj))))
+            read_response(sock)
+            if i == 9:
+                before = rss_mib(pid)
+        return rss_mib(pid) - before
+
+
+def closed_after(port: int, send: bytes, trickle: bool) -> float:
+    with connect(port) as sock:
+        sock.sendall(send)
+        started = time.monotonic()
+        try:
+            while True:
+                if trickle:
+                    sock.sendall(b"X-Slow: yes\r\n")
+                    sock.settimeout(0.5)
+                    with contextlib.suppress(TimeoutError):
+                        if not sock.recv(100):
+                            break
+                elif not sock.recv(100):
+                    break
+        except OSError:
+            pass
+        return time.monotonic() - started
+
+
+def report(label: str, runs: list[dict[str, float]]) -> None:
+    keys = list(runs[0])
+    print(f"  {label}: " + ", ".join(f"{k} {[round(r[k], 2) for r in runs]}" for k in keys))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", metavar="REF")
+    parser.add_argument("--header-timeout", type=float, default=10.0)
+    args = parser.parse_args()
+    body = status_update()
+    print(f"status update: {len(body) / 2**20:.2f} MiB, 250,000 UIDs in both lists")
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if args.baseline:
+        trees.append((f"baseline {args.baseline}", args.baseline))
+    for name, ref in trees:
+        with source_tree(ref) as tree:
+            modes = [("thread", False), ("inline", True)] if ref is None else [("as is", False)]
+            for mode, inline in modes:
+                with server(tree, inline, []) as (port, pid):
+                    runs = [pathological(port, pid, body) for _ in range(args.repeat)]
+                report(f"{name}, {mode}", runs)
+            with server(tree, False, []) as (port, pid):
+                growth = label_keys(port, pid)
+            print(f"  {name}: RSS growth over 140 distinct 1 MiB label keys: {growth:.1f} MiB")
+    with server(ROOT, False, ["--header-timeout", str(args.header_timeout)]) as (port, _):
+        silent = closed_after(port, b"", trickle=False)
+        trickling = closed_after(port, b"POST /validate HTTP/1.1\r\n", trickle=True)
+    print(
+        f"header timeout {args.header_timeout:g}s: silent connection closed after {silent:.2f}s,"
+        f" trickling headers after {trickling:.2f}s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""The second reading of a body that orjson refuses.
+
+orjson (the fast path) refuses numbers beyond a double's range (an integer of 309 digits or
+`1e400`), the non-standard `NaN` and `Infinity`, and strings with lone surrogate escapes. The
+API server never sends such values, but whoever does must still get an AdmissionReview when the
+request's uid is readable. The standard library's decoder reads such a body: numbers it cannot
+hold become `Unreadable` markers (the caller names the first one's field and denies with code
+400), and lone surrogates become U+FFFD, as Go's encoding/json reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+_MAX_INT_DIGITS = 20
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Unreadable:
+    """Stands for a value no 64-bit integer or double can hold."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"<unreadable: {self.reason}>"
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableValue:
+    """Where the first unreadable value is (keys and indexes from the body's root) and why."""
+
+    location: tuple[str | int, ...]
+    reason: str
+
+
+def _parse_int(text: str) -> int | Unreadable:
+    # Length first: int() of a 100,000-digit string is slow (and refused beyond 4,300 digits).
+    if len(text.lstrip("-")) <= _MAX_INT_DIGITS:
+        value = int(text)
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return value
+    return Unreadable("integer does not fit in 64 bits")
+
+
+def _parse_float(text: str) -> float | Unreadable:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        return Unreadable("number is out of the range of a double")
+    return value
+
+
+def _parse_constant(text: str) -> Unreadable:
+    return Unreadable(f"{text} is not a JSON number")
+
+
+def loads(body: bytes) -> tuple[Any, UnreadableValue | None]:
+    """The decoded body and its first unreadable value; ValueError (or RecursionError) when the
+    body is not JSON at all."""
+    markers = 0
+
+    def count(marker: Any) -> Any:
+        nonlocal markers
+        markers += isinstance(marker, Unreadable)
+        return marker
+
+    data = json.loads(
+        body.decode("utf-8"),  # as orjson: UTF-8 only (json.loads would guess UTF-16 or 32)
+        parse_int=lambda text: count(_parse_int(text)),
+        parse_float=lambda text: count(_parse_float(text)),
+        parse_constant=lambda text: count(_parse_constant(text)),
+    )
+    if _SURROGATE_ESCAPE.search(body) is not None:
+        data = _replace_surrogates(data)
+    return data, first_unreadable(data) if markers else None
+
+
+def first_unreadable(data: Any) -> UnreadableValue | None:
+    """Depth-first, in document order: the first Unreadable marker and its location."""
+    location: list[str | int] = []
+    # (value, depth, key): the location of a value is location[:depth-1] + [key].
+    stack: list[tuple[Any, int, str | int]] = [(data, 0, "")]
+    while stack:
+        value, depth, key = stack.pop()
+        if depth:
+            del location[depth - 1 :]
+            location.append(key)
+        if isinstance(value, Unreadable):
+            return UnreadableValue(tuple(location), value.reason)
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1, k) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1, i) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _fix(text: str) -> str:
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _replace_surrogates(data: Any) -> Any:
+    """Lone surrogates (valid pairs were joined by the decoder) become U+FFFD, in place."""
+    if isinstance(data, str):
+        return _fix(data)
+    stack: list[Any] = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            items = [(_fix(k), v) for k, v in value.items()]
+            value.clear()
+            for key, item in items:
+                value[key] = _fix(item) if isinstance(item, str) else item
+                if isinstance(item, dict | list):
+                    stack.append(item)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str):
+                    value[i] = _fix(item)
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+    return data
+
+
+def field_path(location: tuple[str | int, ...]) -> str:
+    """The field as the webhook names fields: relative to `request.object`, prefixed with
+    `oldObject` inside the old object, from the review's root elsewhere."""
+    prefix = ""
+    if location[:2] == ("request", "object"):
+        location = location[2:]
+    elif location[:2] == ("request", "oldObject"):
+        prefix, location = "oldObject", location[2:]
+    path = prefix
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path

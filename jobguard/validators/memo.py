@@ -1,0 +1,71 @@
+"""A least-recently-used memo bounded by the bytes of its keys, not by its number of entries.
+
+Label keys, annotation keys and index strings come from clients: bounded by entries, a cache
+of 4,096 label checks retains 4 GiB when every key is 1 MiB. Here each entry is charged the
+size of its key, so distinct large keys evict old entries instead of growing the process, and
+a key larger than the whole budget is computed without being kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+_ENTRY_OVERHEAD = 100
+"""Bytes charged per entry on top of the key: the dict slot, the tuple, the value's reference."""
+
+
+def _key_bytes(key: object) -> int:
+    if isinstance(key, tuple):
+        return sum(map(sys.getsizeof, key))
+    return sys.getsizeof(key)
+
+
+class ByteBoundedMemo(Generic[K, V]):
+    """`memo(key)` computes `function(key)` once while the key stays among the recent ones.
+
+    Thread-safe (the webhook may judge large requests in a worker thread): hits take no lock,
+    insertions and evictions do.
+    """
+
+    def __init__(self, function: Callable[[K], V], max_bytes: int) -> None:
+        self._function = function
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.bytes = 0
+        """Bytes charged for the entries held now (at most `max_bytes`)."""
+
+    def __call__(self, key: K) -> V:
+        hit = self._entries.get(key)
+        if hit is not None:
+            with contextlib.suppress(KeyError):  # evicted meanwhile by another thread
+                self._entries.move_to_end(key)
+            return hit[0]
+        value = self._function(key)
+        cost = _key_bytes(key) + _ENTRY_OVERHEAD
+        if cost > self.max_bytes:
+            return value
+        with self._lock:
+            if key not in self._entries:
+                self._entries[key] = (value, cost)
+                self.bytes += cost
+                while self.bytes > self.max_bytes:
+                    _, (_, evicted) = self._entries.popitem(last=False)
+                    self.bytes -= evicted
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0

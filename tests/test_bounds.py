@@ -1,0 +1,200 @@
+"""Bounded answers and readable odd values, judged in-process (the wire is tested in
+test_server_limits)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+import pytest
+
+from jobguard.app.admission import MAX_CAUSE_CHARS, MAX_CAUSES, handle_mutate, handle_validate
+from jobguard.app.config import FileConfig
+from jobguard.validators import Settings
+from tests.builders import job
+from tests.reviews import review
+
+DEFAULTS = FileConfig().to_settings()
+UIDS = [str(i) for i in range(250_000)]
+
+
+def pathological_status_update(**status: Any) -> bytes:
+    """A status update listing 250,000 pod UIDs in both uncountedTerminatedPods lists: 250,000
+    ST-006 duplicates (about 4 MiB)."""
+    old = job()
+    old["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z"}
+    new = copy.deepcopy(old)
+    new["status"].update(status, uncountedTerminatedPods={"succeeded": UIDS, "failed": UIDS})
+    return orjson.dumps(review(new, old, operation="UPDATE", sub="status"))
+
+
+def judge(body: bytes, settings: Settings = DEFAULTS) -> dict[str, Any]:
+    outcome = handle_validate(body, settings)
+    assert outcome.status == 200
+    response: dict[str, Any] = orjson.loads(orjson.dumps(outcome.payload))["response"]
+    return response
+
+
+def test_a_denial_shows_the_first_causes_and_counts_the_rest() -> None:
+    body = pathological_status_update(ready=2)  # ST-040 (ready <= active) comes after the UIDs
+    encoded = orjson.dumps(handle_validate(body, DEFAULTS).payload)
+    assert len(encoded) < 1024 * 1024
+    response = orjson.loads(encoded)["response"]
+    status = response["status"]
+    causes = status["details"]["causes"]
+    assert len(causes) == MAX_CAUSES
+    assert causes[0] == {
+        "reason": "FieldValueDuplicate",
+        "message": 'Duplicate value: "0"',
+        "field": "status.uncountedTerminatedPods.failed[0]",
+    }
+    assert causes[98]["field"] == "status.uncountedTerminatedPods.failed[98]"
+    # 250,000 duplicates and the ST-040 error: 99 shown, 249,902 more.
+    assert causes[-1] == {
+        "reason": "FieldValueTooMany",
+        "message": "249902 more errors",
+        "field": "",
+    }
+    assert status["message"].startswith('Job.batch "pi" is invalid: [status.uncountedTerminated')
+    assert status["message"].endswith("] (and 249902 more errors)")
+    assert status["message"].count("Duplicate value") == 99
+    assert (status["code"], response["allowed"]) == (422, False)
+    # Every rule that fired is named, shown or not.
+    assert response["auditAnnotations"] == {"violations": "ST-006=deny,ST-040=deny"}
+
+
+def test_warnings_are_bounded_likewise() -> None:
+    settings = FileConfig.model_validate({"rules": {"ST-*": {"enforcement": "warn"}}}).to_settings()
+    response = judge(pathological_status_update(), settings)
+    assert response["allowed"] is True
+    warnings = response["warnings"]
+    assert len(warnings) == MAX_CAUSES
+    assert warnings[0] == 'ST-006 status.uncountedTerminatedPods.failed[0]: Duplicate value: "0"'
+    assert warnings[-1] == "and 249901 more warnings"
+
+
+def test_long_values_are_cut_in_causes_and_message() -> None:
+    obj = job()
+    key = "k" * (1024 * 1024)
+    obj["metadata"]["labels"] = {key: "v", "ok": "x" * 100_000}
+    response = judge(orjson.dumps(review(obj)))
+    status = response["status"]
+    assert [c["field"] for c in status["details"]["causes"]] == ["metadata.labels"] * 2
+    for cause in status["details"]["causes"]:
+        assert len(cause["message"]) <= MAX_CAUSE_CHARS
+        assert cause["message"].startswith('Invalid value: "kkkk') or cause["message"].startswith(
+            'Invalid value: "xxxx'
+        )
+    assert len(status["message"]) < 4 * MAX_CAUSE_CHARS
+    assert "name part must be no more than 63 characters" in status["message"]
+
+
+def test_small_denials_are_untouched() -> None:
+    obj = job(completionMode="Indexed", completions=2, parallelism=2)
+    obj["spec"]["successPolicy"] = {"rules": [{"succeededCount": 3}]}
+    response = judge(orjson.dumps(review(obj)))
+    causes = response["status"]["details"]["causes"]
+    assert [c["field"] for c in causes] == ["spec.successPolicy.rules[0].succeededCount"]
+    assert "more errors" not in response["status"]["message"]
+
+
+# --- values orjson refuses: an AdmissionReview with code 400 naming the field ------------------
+
+
+def with_raw(value: bytes, where: str) -> bytes:
+    """A CREATE review whose `where` field holds the literal JSON `value`."""
+    obj = job(completions=424242)
+    body = review(obj)
+    body["request"]["userInfo"]["extra"] = {"team": ["a"]}
+    body["request"]["oldObject"] = None
+    text = orjson.dumps(body)
+    marker = {
+        "completions": b'"completions":424242',
+        "extra": b'"extra":{"team":["a"]}',
+    }[where]
+    replacement = {
+        "completions": b'"completions":' + value,
+        "extra": b'"extra":{"team":' + value + b"}",
+    }[where]
+    assert marker in text
+    return text.replace(marker, replacement)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (b"1" + b"0" * 400, "integer does not fit in 64 bits"),
+        (b"-" + b"9" * 5000, "integer does not fit in 64 bits"),
+        (b"1e400", "number is out of the range of a double"),
+        (b"NaN", "NaN is not a JSON number"),
+        (b"-Infinity", "-Infinity is not a JSON number"),
+    ],
+)
+def test_unreadable_numbers_are_denied_naming_the_field(value: bytes, reason: str) -> None:
+    outcome = handle_validate(with_raw(value, "completions"), DEFAULTS)
+    assert outcome.status == 200
+    assert outcome.review is not None
+    response = outcome.review["response"]
+    assert response["uid"] == "uid-1"
+    assert response["allowed"] is False
+    status = response["status"]
+    assert (status["code"], status["reason"]) == (400, "BadRequest")
+    assert status["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "message": reason, "field": "spec.completions"}
+    ]
+    assert status["message"] == f'Job.batch "pi" could not be read: spec.completions: {reason}'
+
+
+def test_unreadable_values_outside_the_object_are_named_from_the_root() -> None:
+    answer = handle_validate(with_raw(b"1e999", "extra"), DEFAULTS).review
+    assert answer is not None
+    response = answer["response"]
+    assert response["allowed"] is False
+    assert response["status"]["details"]["causes"][0]["field"] == "request.userInfo.extra.team"
+
+
+def test_unreadable_values_in_the_old_object_are_prefixed() -> None:
+    old = job(completions=424242)
+    body = orjson.dumps(review(job(), old, operation="UPDATE")).replace(b"424242", b"9" * 30)
+    # orjson reads a 30-digit integer as a float; only bodies it refuses take the exact path.
+    body = body.replace(b'"backoffLimit":6', b'"backoffLimit":Infinity', 1)
+    answer = handle_validate(body, DEFAULTS).review
+    assert answer is not None
+    response = answer["response"]
+    assert response["status"]["details"]["causes"][0]["field"] == "spec.backoffLimit"
+
+
+def test_lone_surrogates_are_read_as_go_reads_them() -> None:
+    obj = job()
+    obj["metadata"]["annotations"] = {"note": "SURROGATE"}
+    body = orjson.dumps(review(obj)).replace(b"SURROGATE", b"a\\ud800b")
+    outcome = handle_validate(body, DEFAULTS)
+    assert outcome.status == 200 and outcome.review is not None
+    assert outcome.review["response"]["allowed"] is True
+    assert outcome.parsed is not None
+    annotations = outcome.parsed.request.object["metadata"]["annotations"]
+    assert annotations == {"note": "a\ufffdb"}
+    orjson.dumps(outcome.payload)  # the answer is valid UTF-8
+
+
+def test_mutate_answers_an_unreadable_object_without_a_patch() -> None:
+    outcome = handle_mutate(with_raw(b"NaN", "completions"), DEFAULTS)
+    assert outcome.status == 200
+    assert outcome.review is not None
+    assert outcome.review["response"] == {"uid": "uid-1", "allowed": True}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":1e999}}',
+        b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":NaN}',
+        '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a"},"x":NaN}'.encode(
+            "utf-16"
+        ),
+    ],
+)
+def test_without_a_readable_uid_it_stays_a_bare_400(body: bytes) -> None:
+    outcome = handle_validate(body, DEFAULTS)
+    assert outcome.status == 400 and set(outcome.payload) == {"error"}

@@ -1,0 +1,78 @@
+"""Caches of client-chosen strings are bounded by bytes, not by entries."""
+
+from __future__ import annotations
+
+import sys
+
+from jobguard.validators.intervals import IndexParseError, _count_cached, count_indexes
+from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.rules.metadata import (
+    _cached_label_value_problem,
+    _cached_qualified_name_problem,
+    check_labels_and_annotations,
+    label_value_problem,
+    qualified_name_problem,
+)
+
+MiB = 1024 * 1024
+
+
+def test_memo_evicts_the_least_recently_used_to_stay_within_its_bytes() -> None:
+    calls: list[str] = []
+
+    def length(key: str) -> int:
+        calls.append(key)
+        return len(key)
+
+    entry = sys.getsizeof("a" * 1000) + 100
+    memo = ByteBoundedMemo(length, max_bytes=3 * entry)
+    for key in ("a" * 1000, "b" * 1000, "c" * 1000):
+        assert memo(key) == 1000
+    assert memo("a" * 1000) == 1000  # a hit: "a" becomes the most recent
+    assert calls == ["a" * 1000, "b" * 1000, "c" * 1000]
+    memo("d" * 1000)  # evicts "b", the least recently used
+    assert len(memo) == 3 and memo.bytes <= memo.max_bytes
+    memo("b" * 1000)  # recomputed; evicts "c"
+    memo("a" * 1000)  # still kept
+    assert calls == ["a" * 1000, "b" * 1000, "c" * 1000, "d" * 1000, "b" * 1000]
+    assert memo.bytes <= memo.max_bytes
+
+
+def test_memo_never_keeps_a_key_larger_than_its_budget() -> None:
+    memo: ByteBoundedMemo[str, int] = ByteBoundedMemo(len, max_bytes=10_000)
+    assert memo("x" * 20_000) == 20_000
+    assert len(memo) == 0 and memo.bytes == 0
+
+
+def test_distinct_megabyte_label_keys_are_judged_but_not_kept() -> None:
+    before_keys = _cached_qualified_name_problem.cache_info().currsize
+    before_values = _cached_label_value_problem.cache_info().currsize
+    for i in range(20):
+        key = f"{i:04d}" + "k" * MiB
+        assert qualified_name_problem(key) == "name part must be no more than 63 characters"
+        assert label_value_problem("v" * MiB) == "must be no more than 63 characters"
+        errors = check_labels_and_annotations({"annotations": {key: "x"}}, "metadata")
+        assert [(e.rule, e.path, e.type.reason) for e in errors] == [
+            ("IM-008", "metadata.annotations", "FieldValueInvalid"),  # the key
+            ("IM-008", "metadata.annotations", "FieldValueTooLong"),  # over 256 KiB in all
+        ]
+    assert _cached_qualified_name_problem.cache_info().currsize == before_keys
+    assert _cached_label_value_problem.cache_info().currsize == before_values
+    # Short strings, the ones that repeat on every request, are still cached.
+    assert qualified_name_problem("batch.kubernetes.io/job-name") is None
+    assert qualified_name_problem("batch.kubernetes.io/job-name") is None
+    assert _cached_qualified_name_problem.cache_info().hits >= 1
+
+
+def test_index_string_cache_stays_within_its_bytes() -> None:
+    completions = 10**6
+    for i in range(200):  # 200 distinct lists of about 60 KiB: 12 MiB if all were kept
+        text = ",".join(str(n) for n in range(i, 60_000, 5))[: 60 * 1024].rsplit(",", 1)[0]
+        assert count_indexes(text, completions) == text.count(",") + 1
+    assert _count_cached.bytes <= _count_cached.max_bytes == 4 * MiB
+    try:
+        count_indexes("1,0", 5)
+    except IndexParseError as exc:
+        assert str(exc) == "non-increasing order, previous: 1, current: 0"
+    else:
+        raise AssertionError("a decreasing list must be refused")
