@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from jobguard.validators import (
+    BUILT_IN_EXEMPTIONS,
     DEFAULT_VERSION,
     RULES_BY_ID,
     Enforcement,
@@ -65,9 +66,12 @@ class SubjectsConfig(_Strict):
 
 class ExemptionsConfig(SubjectsConfig):
     namespaces: list[str] = Field(default_factory=list)
+    built_in: bool = Field(True, alias="builtIn")
+    """Also exempt the built-in controllers and cluster administrators (BUILT_IN_EXEMPTIONS)."""
 
     def to_exemptions(self) -> Exemptions:
-        return Exemptions(tuple(self.namespaces), self.to_subjects())
+        built_in = BUILT_IN_EXEMPTIONS if self.built_in else Subjects()
+        return Exemptions(tuple(self.namespaces), self.to_subjects(), built_in)
 
 
 class LabelSelectorRequirementConfig(_Strict):

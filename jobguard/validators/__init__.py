@@ -16,7 +16,13 @@ from jobguard.validators.context import (
 from jobguard.validators.errors import ErrorType, FieldError
 from jobguard.validators.lifecycle import JobState, Transition, classify
 from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
-from jobguard.validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
+from jobguard.validators.policy import (
+    BUILT_IN_EXEMPTIONS,
+    Exemptions,
+    PolicySet,
+    Subjects,
+    SuspendPolicy,
+)
 from jobguard.validators.settings import RuleOverride, Settings
 from jobguard.validators.versions import (
     DEFAULT_VERSION,
@@ -27,6 +33,7 @@ from jobguard.validators.versions import (
 
 __all__ = [
     "BOTH_STAGES",
+    "BUILT_IN_EXEMPTIONS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_VERSION",
     "RULES",
