@@ -30,6 +30,9 @@ class GracefulServer(uvicorn.Server):
         tls = getattr(self.jobguard_app.state, "tls", None)
         if tls is not None and self.started:
             tls.serving = True  # /readyz may now say ready
+        if self.started:  # the port is bound: only now is the server ready
+            settings = self.jobguard_app.state.settings
+            log.info("jobguard ready (kubernetesVersion %s)", settings.semantics.version)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._draining or self.shutdown_delay <= 0:
