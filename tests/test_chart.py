@@ -1,5 +1,7 @@
 """The Helm chart, rendered by Helm's own engine (helm-python-sdk bundles Helm's Go library)
-for each certificate mode; every object is checked against the Kubernetes OpenAPI schema."""
+for each certificate mode; every object is checked against the Kubernetes OpenAPI schema. The
+certificate modes render the Kueue set-up (tests/data/config/kueue.yaml), so every webhook exists;
+the default values register only what the policy rules need (tests/test_chart_webhooks.py)."""
 
 from __future__ import annotations
 
@@ -15,22 +17,25 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from jobguard.app.config import parse_config
+from tests.corpus import DATA
 
+KUEUE_CONFIG: dict[str, Any] = yaml.safe_load((DATA / "config" / "kueue.yaml").read_text())
 CHART = Path(__file__).resolve().parents[1] / "charts" / "jobguard"
 NAMESPACE = "jobguard-system"
 KUBERNETES = "1.35.0"
 CERT_MANAGER_KINDS = {"Issuer", "Certificate"}
 MODES: dict[str, dict[str, Any]] = {
-    "helm": {},
-    "certManager": {"certificates": {"mode": "certManager"}},
+    "helm": {"config": KUEUE_CONFIG},
+    "certManager": {"config": KUEUE_CONFIG, "certificates": {"mode": "certManager"}},
     "existingSecret": {
+        "config": KUEUE_CONFIG,
         "certificates": {
             "mode": "existingSecret",
             "existingSecret": {
                 "name": "corp-tls",
                 "caBundle": base64.b64encode(b"-----BEGIN CERTIFICATE-----").decode(),
             },
-        }
+        },
     },
 }
 
@@ -113,26 +118,57 @@ def test_deployment(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
     assert objects["ServiceAccount/jobguard"]["automountServiceAccountToken"] is False
 
 
+KUEUE_CONDITIONS = [
+    {
+        "name": "not-an-exempt-requester",
+        "expression": '!(request.userInfo.username in ["system:kube-controller-manager",'
+        '"system:serviceaccount:kube-system:job-controller",'
+        '"system:serviceaccount:kube-system:cronjob-controller",'
+        '"system:serviceaccount:kube-system:generic-garbage-collector"] || '
+        'request.userInfo.groups.exists(g, g in ["system:masters","kubeadm:cluster-admins"]))',
+    },
+    {
+        "name": "not-in-an-exempt-namespace",
+        "expression": '!request.namespace.matches("^(kube-system|kueue-system)$")',
+    },
+]
+
+
 def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
     name, objects = mode
     validating = objects["ValidatingWebhookConfiguration/jobguard"]
     mutating = objects["MutatingWebhookConfiguration/jobguard"]
-    jobs, status = validating["webhooks"]
+    jobs, cronjobs, status = validating["webhooks"]
     (mutate,) = mutating["webhooks"]
+    assert [h["name"] for h in (jobs, cronjobs, status, mutate)] == [
+        "jobs.jobguard.io",
+        "cronjobs.jobguard.io",
+        "jobs-status.jobguard.io",
+        "jobs.mutate.jobguard.io",
+    ]
     assert jobs["rules"] == [
         {
             "operations": ["CREATE", "UPDATE"],
             "apiGroups": ["batch"],
             "apiVersions": ["v1"],
-            "resources": ["jobs", "cronjobs"],
+            "resources": ["jobs"],
             "scope": "Namespaced",
         }
     ]
+    assert cronjobs["rules"][0]["resources"] == ["cronjobs"]
+    assert cronjobs["rules"][0]["operations"] == ["CREATE", "UPDATE"]
     assert status["rules"][0]["resources"] == ["jobs/status"]
     assert status["rules"][0]["operations"] == ["UPDATE"]
     assert mutate["rules"][0]["resources"] == ["jobs"]
     assert mutate["rules"][0]["operations"] == ["CREATE"]
-    assert (jobs["failurePolicy"], status["failurePolicy"]) == ("Fail", "Ignore")
+    # SUS rules deny Job writes; CronJobs only get SUS-007's warning; status writes never block
+    # the Job controller; while jobguard is down, Jobs are created as written.
+    policies = [h["failurePolicy"] for h in (jobs, cronjobs, status, mutate)]
+    assert policies == ["Fail", "Ignore", "Ignore", "Ignore"]
+    for hook in (jobs, cronjobs, status):
+        assert hook["matchConditions"] == KUEUE_CONDITIONS
+    # Exempt requesters' Jobs are held for the queue too: only exempt namespaces are skipped.
+    assert mutate["matchConditions"] == KUEUE_CONDITIONS[1:]
     for hook, path in ((jobs, "/validate"), (status, "/validate"), (mutate, "/mutate")):
         assert hook["sideEffects"] == "None"
         assert hook["admissionReviewVersions"] == ["v1"]
@@ -168,7 +204,14 @@ def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
             f"jobguard.{NAMESPACE}.svc",
             f"jobguard.{NAMESPACE}.svc.cluster.local",
         ]
-        assert objects["Certificate/jobguard"]["spec"]["issuerRef"]["name"] == "jobguard-selfsigned"
+        # A CA Issuer: self-signed root -> CA -> serving certificate, so renewing the serving
+        # certificate keeps the injected caBundle (the root CA) valid.
+        assert certificate["issuerRef"] == {"name": "jobguard-ca", "kind": "Issuer"}
+        assert objects["Issuer/jobguard-ca"]["spec"] == {"ca": {"secretName": "jobguard-root-ca"}}
+        root = objects["Certificate/jobguard-root-ca"]["spec"]
+        assert root["isCA"] is True and root["secretName"] == "jobguard-root-ca"
+        assert root["issuerRef"] == {"name": "jobguard-selfsigned", "kind": "Issuer"}
+        assert objects["Issuer/jobguard-selfsigned"]["spec"] == {"selfSigned": {}}
     if name == "existingSecret":
         assert (
             jobs["clientConfig"]["caBundle"]
@@ -176,8 +219,17 @@ def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
         )
 
 
+def test_cert_manager_with_an_issuer_of_yours_makes_no_issuers() -> None:
+    issuer = {"name": "corp-ca", "kind": "ClusterIssuer"}
+    objects = render(
+        {"certificates": {"mode": "certManager", "certManager": {"issuerRef": issuer}}}
+    )
+    assert objects["Certificate/jobguard"]["spec"]["issuerRef"] == issuer
+    assert [k for k in objects if k.split("/")[0] in CERT_MANAGER_KINDS] == ["Certificate/jobguard"]
+
+
 def test_helm_generated_certificate_matches_the_ca_bundle() -> None:
-    objects = render()
+    objects = render(MODES["helm"])
     secret = objects["Secret/jobguard-tls"]
     assert secret["type"] == "kubernetes.io/tls"
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"

@@ -63,3 +63,60 @@ def test_global_enforcement_applies_to_deny_by_default_rules() -> None:
     deny = parse_config("").to_settings()
     assert deny.rule("NE-004").enforcement is Enforcement.WARN
     assert deny.rule("SUS-005").enforcement is Enforcement.DENY
+
+
+# --- every problem at once, with hints ------------------------------------------------------------
+
+MISTAKES = """kubernetesVersion: 1.35
+enforcment: deny
+rules:
+  NE-07: {enabled: true}
+  NE-007: {enabled: true, params: {user: [a]}}
+  "ST-*": {enforcement: block}
+exemptions:
+  serviceAccounts: [kueue]
+"""
+
+
+def test_every_problem_is_reported_at_once_in_line_order() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(MISTAKES, "cfg.yaml")
+    assert str(info.value).splitlines() == [
+        'cfg.yaml:1: kubernetesVersion: unsupported kubernetesVersion 1.35: accepted values are "1.33", '
+        '"1.34", "1.35", "1.36"; quote it, as in kubernetesVersion: "1.35" (YAML reads an unquoted '
+        "1.35 as a number)",
+        "cfg.yaml:2: enforcment: Extra inputs are not permitted; did you mean enforcement?",
+        "cfg.yaml:4: rules.NE-07: 'NE-07' matches no rule ID; did you mean NE-007? `jobguard rules` "
+        "lists them",
+        "cfg.yaml:5: rules.NE-007.params.user: NE-007 takes no parameter 'user' (parameters: "
+        "groups, users)",
+        "cfg.yaml:6: rules.ST-*.enforcement: Input should be 'deny', 'warn' or 'dryrun'",
+        "cfg.yaml:8: exemptions.serviceAccounts: 'kueue' is not \"namespace:name\"",
+    ]
+    assert [p.line for p in info.value.problems] == [1, 2, 4, 5, 6, 8]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "rules:\n  TM-001: {params: {users: [a]}}\n",
+            "TM-001 takes no parameter 'users' (parameters: none)",
+        ),
+        (
+            "rules:\n  NE-007: {params: {users: a}}\n",
+            "rules.NE-007.params.users: Input should be a valid list",
+        ),
+        ("exemptions: {builtin: false}\n", "did you mean builtIn?"),
+    ],
+    ids=["no-params", "params-are-lists", "misspelt-builtIn"],
+)
+def test_parameter_and_key_mistakes(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "c.yaml")
+    assert expected in str(info.value)
+
+
+def test_rule_parameters_are_given_to_the_rule() -> None:
+    settings = parse_config("rules:\n  NE-007: {params: {users: [a], groups: [g]}}\n").to_settings()
+    assert settings.params["NE-007"] == {"users": ["a"], "groups": ["g"]}

@@ -269,3 +269,96 @@ def test_health_port_serves_probes_over_plain_http() -> None:
         assert (
             httpx.post(f"http://127.0.0.1:{port}/validate", json=review(job())).status_code == 200
         )
+
+
+# --- what operators see: refusals counted, build and process metrics, reasons, start-up logs ----
+
+
+def test_refused_bodies_are_counted_and_logged_with_their_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = create_app(options=ServerOptions(max_body_bytes=1000, body_timeout=30))
+    with caplog.at_level(logging.INFO, logger="jobguard.requests"):
+        assert call(app, [(b"content-length", b"5000")], [b"x" * 5000])[0] == 413
+        assert call(app, [], [b"x" * 600] * 5)[0] == 413
+        assert call(app, [], [b"{}"], query=b"timeout=1s", delay=1.2)[0] == 408
+    with TestClient(app) as client:
+        client.post("/validate", content=b"nope")
+        text = client.get("/metrics").text
+    assert metric(text, "jobguard_requests_total", endpoint="validate", verdict="too_large") == 2
+    assert metric(text, "jobguard_requests_total", endpoint="validate", verdict="timeout") == 1
+    reasons = [
+        (r.fields["verdict"], r.fields["reason"])  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.name == "jobguard.requests"
+    ]
+    assert reasons == [
+        ("too_large", "body exceeds 1000 bytes"),
+        ("too_large", "body exceeds 1000 bytes"),
+        ("timeout", "body not received within 1s"),
+    ]
+
+
+def test_bad_request_log_lines_carry_the_reason(caplog: pytest.LogCaptureFixture) -> None:
+    with (
+        caplog.at_level(logging.INFO, logger="jobguard.requests"),
+        TestClient(create_app()) as client,
+    ):
+        client.post("/validate", content=b"[]")
+    (record,) = [r for r in caplog.records if r.name == "jobguard.requests"]
+    fields = record.fields  # type: ignore[attr-defined]
+    assert fields["verdict"] == "bad_request"
+    assert fields["reason"] == "body must be a JSON object (an AdmissionReview)"
+
+
+def test_build_info_and_process_metrics() -> None:
+    with TestClient(create_app()) as client:
+        text = client.get("/metrics").text
+    assert metric(text, "jobguard_build_info", version="0.1.0") == 1
+    assert metric(text, "process_resident_memory_bytes") > 0
+    assert metric(text, "process_cpu_seconds_total") > 0
+    assert metric(text, "process_open_fds") > 0
+
+
+def test_reload_logs_the_file_and_digest(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from jobguard.app.config import digest, load_config
+
+    config = tmp_path / "config.yaml"
+    config.write_text("kubernetesVersion: '1.35'\n")
+    app = create_app(config_path=str(config))
+    config.write_text("kubernetesVersion: '1.36'\nrules: {NE-003: {enabled: true}}\n")
+    with caplog.at_level(logging.INFO, logger="jobguard.config"):
+        assert app.state.reloader.check(force=True)
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("configuration reloaded")]
+    fields = record.fields  # type: ignore[attr-defined]
+    assert fields["config"] == str(config)
+    assert fields["digest"] == digest(load_config(str(config)).to_settings())
+    assert (fields["kubernetesVersion"], fields["suspend_policies"]) == ("1.36", 0)
+
+
+def test_serve_logs_its_configuration_then_ready_once_the_port_is_bound(tmp_path: Path) -> None:
+    from jobguard.app.config import digest, load_config
+
+    config = tmp_path / "config.yaml"
+    config.write_text("kubernetesVersion: '1.34'\n")
+    port = free_port()
+    args = ["--log-level", "info", *loopback_args(port, "--config", str(config))]
+    proc = subprocess.Popen(
+        serve_command(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=SERVE_ENV
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    entries = [json.loads(line) for line in err.decode().splitlines() if line.startswith("{")]
+    messages = [e["msg"] for e in entries]
+    loaded = entries[messages.index("configuration loaded")]
+    assert loaded["config"] == str(config)
+    assert loaded["digest"] == digest(load_config(str(config)).to_settings())
+    ready = messages.index("jobguard ready (kubernetesVersion 1.34)")
+    bound = next(i for i, m in enumerate(messages) if m.startswith("Uvicorn running on"))
+    assert messages.index("configuration loaded") < bound < ready

@@ -845,10 +845,6 @@ def _unpatched_cases() -> list[Any]:
     return [
         pytest.param(body_for(queued_job(suspend=True)), id="already-suspended"),
         pytest.param(body_for(queued_job(), user=KUEUE), id="controller"),
-        pytest.param(
-            body_for(queued_job(), groups=["system:authenticated", "system:masters"]),
-            id="exempt-group",
-        ),
         pytest.param(body_for(queued_job(queue=None)), id="unmatched-no-label"),
         pytest.param(body_for(queued_job(namespace="default")), id="unmatched-namespace"),
         pytest.param(body_for(changed(running, parallelism=2), running), id="update"),
@@ -867,6 +863,32 @@ def test_mutate_leaves_other_requests_alone(client: TestClient, body: dict[str, 
         "kind": "AdmissionReview",
         "response": {"uid": "uid-1", "allowed": True},
     }
+
+
+@pytest.mark.parametrize(
+    ("user", "groups"),
+    [
+        (USER, ["system:authenticated", "system:masters"]),
+        ("kubernetes-admin", ["kubeadm:cluster-admins", "system:authenticated"]),
+        ("system:serviceaccount:kube-system:cronjob-controller", ["system:serviceaccounts"]),
+    ],
+    ids=["configured-exempt-group", "built-in-admin-group", "built-in-cronjob-controller"],
+)
+def test_mutate_holds_matched_jobs_of_exempt_requesters(
+    client: TestClient, user: str, groups: list[str]
+) -> None:
+    # Exemptions stop denials, not the suspension that holds a matched Job for its queue: the
+    # Jobs a CronJob spawns wait for Kueue like any other, and the exempt requester may resume.
+    body = body_for(queued_job(), user=user, groups=groups)
+    response = client.post("/mutate", json=body).json()["response"]
+    assert orjson.loads(base64.b64decode(response["patch"])) == SUSPEND_PATCH
+    assert client.post("/validate", json=body).json()["response"] == {
+        "uid": "uid-1",
+        "allowed": True,
+    }
+    old = suspended_job()
+    resume = body_for(changed(old, suspend=False), old, user=user, groups=groups)
+    assert client.post("/validate", json=resume).json()["response"]["allowed"] is True
 
 
 def test_mutate_leaves_exempt_namespace_alone() -> None:
@@ -961,3 +983,146 @@ def test_review_mutate_patch_matches_http(
     status, expected = post(KUEUE_CONFIG, "/validate", body_for(queued_job()))
     assert status == 200 and judged == expected
     assert judged["response"]["auditAnnotations"] == {"violations": "SUS-001=deny"}
+
+
+# --- SUS-006: scaling a running Job past what the queue admitted ---------------------------------
+
+
+def indexed_running_job(count: int = 2) -> dict[str, Any]:
+    return running_job(completionMode="Indexed", completions=count, parallelism=count)
+
+
+@pytest.mark.parametrize(
+    ("old", "spec", "expected"),
+    [
+        (running_job(), {"parallelism": 100}, [("SUS-006", "spec.parallelism", FORBIDDEN)]),
+        (
+            indexed_running_job(),
+            {"parallelism": 4, "completions": 4},
+            [("SUS-006", "spec.parallelism", FORBIDDEN)],
+        ),
+        (running_job(parallelism=4, completions=8), {"parallelism": 2}, []),
+        (indexed_running_job(4), {"parallelism": 2, "completions": 2}, []),
+        (suspended_job(), {"parallelism": 100}, []),
+    ],
+    ids=["raise", "elastic-indexed-raise", "lower", "elastic-indexed-lower", "suspended"],
+)
+def test_sus006_only_controllers_scale_up_running_jobs(
+    old: dict[str, Any], spec: dict[str, Any], expected: list[tuple[str, str, str]]
+) -> None:
+    new = changed(old, **spec)
+    assert causes(judge(BASE, new, old)) == expected
+    assert judge(BASE, new, old, user=KUEUE).violations == []
+
+
+def test_sus006_message_names_the_change_and_who_may() -> None:
+    old = running_job()
+    verdict = judge(BASE, changed(old, parallelism=100), old)
+    assert verdict.unique()[0].error.message() == (
+        "spec.parallelism: Forbidden: only kueue-system:kueue-controller-manager may raise "
+        "parallelism (1 -> 100) of running jobs matched by policy 'queued'"
+    )
+
+
+def test_sus006_indexed_completions_alone_is_sus006_and_im002() -> None:
+    # Raising only completions of an Indexed Job is refused upstream (IM-002) and here.
+    old = indexed_running_job()
+    verdict = judge(BASE, changed(old, completions=4), old)
+    assert [(r, p) for r, p, _ in causes(verdict)] == [
+        ("IM-002", "spec.completions"),
+        ("SUS-006", "spec.completions"),
+    ]
+
+
+def test_sus006_resuming_with_more_pods_is_two_violations() -> None:
+    old = suspended_job()
+    new = changed(old, suspend=False, parallelism=8)
+    assert sus_rules(judge(BASE, new, old)) == ["SUS-002", "SUS-006"]
+    assert judge(BASE, new, old, user=KUEUE).violations == []
+
+
+def test_sus006_not_for_finished_or_unmatched_jobs() -> None:
+    done = with_status(
+        running_job(),
+        active=0,
+        completionTime="2026-01-01T11:00:00Z",
+        conditions=[
+            {"type": "SuccessCriteriaMet", "status": "True"},
+            {"type": "Complete", "status": "True"},
+        ],
+    )
+    assert "SUS-006" not in sus_rules(judge(BASE, changed(done, parallelism=9), done))
+    plain = running_job(queue=None)
+    assert judge(BASE, changed(plain, parallelism=9), plain).violations == []
+
+
+# --- SUS-007: CronJobs whose Jobs a policy matches -----------------------------------------------
+
+
+def test_sus007_warns_that_the_jobs_are_held(client: TestClient) -> None:
+    response = client.post("/validate", json=body_for(queued_cronjob(), resource="cronjobs"))
+    answer = response.json()["response"]
+    assert answer["allowed"] is True
+    assert answer["warnings"] == [
+        "SUS-007 spec.jobTemplate: its Jobs match policy 'queued': created suspended, they run "
+        "once its controllers resume them"
+    ]
+    assert answer["auditAnnotations"] == {"violations": "SUS-007=warn"}
+
+
+@pytest.mark.parametrize(
+    ("force_suspend", "template_suspended", "built_in", "detail"),
+    [
+        (True, False, True, "created suspended, they run once its controllers resume them"),
+        (False, True, True, "created suspended, they run once its controllers resume them"),
+        (False, False, True, "but start at once (the cronjob-controller is exempt)"),
+        (False, False, False, "and start running: SUS-001 denies each one"),
+    ],
+    ids=["mutated", "template-suspended", "exempt-controller", "denied"],
+)
+def test_sus007_says_what_becomes_of_the_jobs(
+    force_suspend: bool, template_suspended: bool, built_in: bool, detail: str
+) -> None:
+    data = yaml.safe_load(config_text(force_suspend=force_suspend))
+    data["exemptions"]["builtIn"] = built_in
+    s = settings_from(yaml.safe_dump(data))
+    obj = queued_cronjob()
+    obj["spec"]["jobTemplate"]["spec"]["suspend"] = template_suspended
+    verdict = judge(s, obj, kind="CronJob")
+    assert causes(verdict) == [("SUS-007", "spec.jobTemplate", FORBIDDEN)]
+    assert verdict.allowed
+    assert verdict.unique()[0].enforcement.value == "warn"
+    assert verdict.unique()[0].error.detail.endswith(detail)
+
+
+def test_sus007_reads_the_pod_template_labels_when_the_job_template_has_none() -> None:
+    obj = cronjob("pi", namespace="team-a")
+    obj["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"][QUEUE_LABEL] = "q"
+    assert [r for r, _, _ in causes(judge(BASE, obj, kind="CronJob"))] == ["SUS-007"]
+
+
+@pytest.mark.parametrize("namespace", ["default", "kueue-system"], ids=["unmatched", "exempt"])
+def test_sus007_silent_for_unmatched_or_exempt_namespaces(namespace: str) -> None:
+    obj = queued_cronjob()
+    obj["metadata"]["namespace"] = namespace
+    assert clean(judge(settings_from(config_text(all_namespaces=True)), obj, kind="CronJob")) is (
+        namespace == "kueue-system"
+    )
+    assert clean(judge(BASE, obj, kind="CronJob"))
+
+
+# --- an empty queue label is no queue (as Kueue reads it) ----------------------------------------
+
+
+def test_empty_queue_label_is_no_queue(client: TestClient) -> None:
+    obj = queued_job(queue="")
+    assert clean(judge(BASE, obj))
+    assert client.post("/mutate", json=body_for(obj)).json()["response"] == {
+        "uid": "uid-1",
+        "allowed": True,
+    }
+    # Emptying the label of a queued Job takes it out of the queue: SUS-005.
+    old = suspended_job()
+    emptied = copy.deepcopy(old)
+    emptied["metadata"]["labels"][QUEUE_LABEL] = ""
+    assert causes(judge(BASE, emptied, old)) == [("SUS-005", "metadata.labels", FORBIDDEN)]

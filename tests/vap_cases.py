@@ -324,6 +324,39 @@ def _policy_cases() -> list[PolicyCase]:
                     _call(changed(old_b, suspend=False), old_b, user),
                 )
             )
+    scaled = changed(running, parallelism=100)
+    indexed = changed(running, completionMode="Indexed", completions=4, parallelism=4)
+    elastic = changed(indexed, completions=8, parallelism=8)
+    cases += [
+        PolicyCase(
+            "SUS-006 user scales a running Job up", USERS_MAY_SUSPEND, _call(scaled, running)
+        ),
+        PolicyCase(
+            "SUS-006 controller scales a running Job up",
+            USERS_MAY_SUSPEND,
+            _call(scaled, running, user=KUEUE),
+        ),
+        PolicyCase(
+            "SUS-006 user scales a running Job down",
+            USERS_MAY_SUSPEND,
+            _call(running, scaled),
+        ),
+        PolicyCase(
+            "SUS-006 user scales an elastic Indexed Job up",
+            USERS_MAY_SUSPEND,
+            _call(elastic, indexed),
+        ),
+        PolicyCase(
+            "SUS-006 user scales a suspended Job up",
+            USERS_MAY_SUSPEND,
+            _call(changed(old, parallelism=100), old),
+        ),
+        PolicyCase(
+            "SUS-006 user scales a finished Job up",
+            USERS_MAY_SUSPEND,
+            _call(changed(finished, parallelism=100), finished),
+        ),
+    ]
     for mode in ("warn", "dryrun"):
         cases.append(
             PolicyCase(
@@ -358,7 +391,9 @@ def _ne_cases() -> list[PolicyCase]:
             _review("cases/ne/suspend-running-job.json"),
         )
     )
-    controller = "system:serviceaccount:kube-system:job-controller"
+    # A Job controller of its own (spec.managedBy): the built-in job-controller is exempt from
+    # every policy rule, so the status rules are shown with a writer that is not.
+    controller = "system:serviceaccount:batch-system:external-job-controller"
 
     def status(new: dict[str, Any], old: dict[str, Any]) -> Call:
         return _call(_placed(new), _placed(old), user=controller, resource="jobs/status")

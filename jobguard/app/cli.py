@@ -1,4 +1,4 @@
-"""The `jobguard` command: serve, review, check, audit, export, rules, certs."""
+"""The `jobguard` command: serve, review, check, audit, export, rules, config, certs."""
 
 from __future__ import annotations
 
@@ -9,12 +9,21 @@ import os
 import ssl
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from jobguard import __version__
 from jobguard.app.admission import handle_mutate, handle_validate
-from jobguard.app.config import ConfigError, FileConfig, load_config
+from jobguard.app.config import (
+    CONFIG_ENV,
+    ConfigError,
+    FileConfig,
+    digest,
+    effective_config,
+    load_config,
+    log_fields,
+)
 from jobguard.validators import DEFAULT_VERSION, Settings
 
 log = logging.getLogger("jobguard")
@@ -60,6 +69,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if isinstance(cluster, int):
         return cluster
     cluster_version, background_audit = cluster
+    path = args.config or os.environ.get(CONFIG_ENV) or None
+    log.info(
+        "configuration loaded",
+        extra={"fields": log_fields(config.to_settings(cluster_version), path)},
+    )
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         print("jobguard: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -112,6 +126,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    if args.file is None and sys.stdin.isatty():
+        # Nothing piped in: say how to use it rather than wait for a review typed by hand.
+        args.parser.print_usage(sys.stderr)
+        print("jobguard review: give an AdmissionReview file, or - to read stdin", file=sys.stderr)
+        return EXIT_UNUSABLE
+    args.file = args.file or "-"
     settings = _offline_settings(args.config)
     try:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
@@ -159,6 +179,34 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config_validate(args: argparse.Namespace) -> int:
+    invalid = 0
+    for path in args.files:
+        try:
+            settings = load_config(path).to_settings()
+        except ConfigError as exc:
+            print(exc, file=sys.stderr)
+            invalid += 1
+            continue
+        print(f"{path}: valid ({digest(settings)})")
+    return EXIT_UNUSABLE if invalid else 0
+
+
+def cmd_config_show(args: argparse.Namespace) -> int:
+    import yaml
+
+    settings = _offline_settings(args.config)
+    source = args.config or os.environ.get(CONFIG_ENV) or "the defaults (no file)"
+    effective = effective_config(settings)
+    if args.output == "json":
+        sys.stdout.write(orjson.dumps(effective, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    print(f"# jobguard {__version__}: the effective configuration of {source}")
+    print(f"# digest {digest(settings)} (logged by serve at start and on every reload)")
+    sys.stdout.write(yaml.safe_dump(effective, sort_keys=False, width=100, default_flow_style=None))
+    return 0
+
+
 def cmd_certs_generate(args: argparse.Namespace) -> int:
     from jobguard.app.certs import generate
 
@@ -196,21 +244,66 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's default after its help (flags that are off say nothing); epilogs (exit
+    codes) kept as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = action.default not in (None, False, argparse.SUPPRESS)
+        if shown and "%(default)" not in text and (action.option_strings or action.nargs == "?"):
+            text += " (default: %(default)s)"
+        return text
+
+
+EXIT_CODES = {
+    "serve": "exit codes: 0 stopped, 2 unusable configuration, certificate or arguments",
+    "review": "exit codes: 0 allowed, 1 denied, 2 unusable input or configuration",
+    "check": "exit codes: 0 no deny-level violation, 1 at least one, 2 usage error or "
+    "unreadable input",
+    "rules": "exit codes: 0",
+    "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
+    "export vap": "exit codes: 0 written, 2 unusable configuration or version",
+    "config validate": "exit codes: 0 every file valid, 2 any invalid (every problem on stderr)",
+    "config show": "exit codes: 0, 2 unusable configuration",
+    "certs generate": "exit codes: 0 written, 2 files exist (use --force)",
+    "certs inspect": "exit codes: 0 valid, 1 expired or expiring within --warn-days, 2 unreadable",
+}
+
+
+def _command(sub: Any, name: str, help_text: str, codes: str | None = None) -> Any:
+    parser = sub.add_parser(
+        name.split()[-1],
+        help=help_text,
+        description=help_text,
+        epilog=EXIT_CODES[codes or name],
+        formatter_class=_HelpFormatter,
+    )
+    parser.set_defaults(parser=parser)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     from jobguard.app.cluster_cli import add_audit_parser, add_export_parser, add_serve_options
 
     parser = argparse.ArgumentParser(
-        prog="jobguard", description="Admission webhook for batch/v1 Jobs"
+        prog="jobguard",
+        description="Admission webhook and offline checks for Kubernetes batch/v1 Jobs",
+        epilog="exit codes (see each command's --help): 0 success or allowed, 1 denied or a "
+        "deny-level violation, 2 unusable input, configuration or arguments",
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"jobguard {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="serve /validate")
-    serve.add_argument("--host", default="0.0.0.0")
-    serve.add_argument("--port", type=int, default=8443)
-    serve.add_argument("--tls-cert-file")
-    serve.add_argument("--tls-private-key-file")
-    serve.add_argument("--config")
+    serve = _command(sub, "serve", "serve /validate and /mutate (the admission webhook)")
+    serve.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8443, help="port to listen on")
+    serve.add_argument("--tls-cert-file", help="serving certificate (PEM); plain HTTP without")
+    serve.add_argument("--tls-private-key-file", help="its private key (PEM)")
+    serve.add_argument(
+        "--config", help=f"configuration file (YAML), else ${CONFIG_ENV}, else the defaults"
+    )
     serve.add_argument(
         "--client-ca-file", help="require and verify client certificates signed by this CA"
     )
@@ -218,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--health-port",
         type=int,
         default=0,
-        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (probes)",
+        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)",
     )
     serve.add_argument(
         "--tls-reload-interval",
@@ -230,18 +323,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level",
         default=os.environ.get("JOBGUARD_LOG_LEVEL", "info"),
         choices=["debug", "info", "warning", "error"],
+        help="log level ($JOBGUARD_LOG_LEVEL)",
     )
     serve.add_argument(
         "--log-bodies",
         action="store_true",
         help="log request bodies (may contain secrets; debugging only)",
     )
-    serve.add_argument("--max-body-bytes", type=int, default=7 * 1024 * 1024)
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=7 * 1024 * 1024,
+        help="larger request bodies get 413 without being read",
+    )
     serve.add_argument(
         "--body-timeout",
         type=float,
         default=10.0,
-        help="seconds a client may take to send a request body",
+        help="seconds a client may take to send a request body (408 after)",
     )
     serve.add_argument(
         "--idle-timeout", type=int, default=5, help="seconds an idle keep-alive connection is kept"
@@ -279,33 +378,50 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_options(serve)
     serve.set_defaults(func=cmd_serve)
 
-    rev = sub.add_parser("review", help="judge one AdmissionReview JSON (file or -)")
-    rev.add_argument("file", nargs="?", default="-")
-    rev.add_argument("--config")
+    rev = _command(sub, "review", "judge one AdmissionReview JSON as /validate (or /mutate) does")
+    rev.add_argument(
+        "file",
+        nargs="?",
+        help="the AdmissionReview file, or - for stdin (default: stdin when piped)",
+    )
+    rev.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
     rev.add_argument("--mutate", action="store_true", help="answer as the mutating webhook")
     rev.set_defaults(func=cmd_review)
 
-    chk = sub.add_parser("check", help="judge Job/CronJob manifests offline")
+    chk = _command(sub, "check", "judge Job/CronJob manifests offline")
     chk.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or - for stdin")
     chk.add_argument(
         "--old",
         action="append",
         metavar="PATH",
-        help="the stored versions: paired documents are judged as UPDATEs",
+        help="the stored versions: paired documents are judged as UPDATEs (repeatable)",
     )
-    chk.add_argument("--config")
-    chk.add_argument("--user", help="the requester's username (suspend policies)")
-    chk.add_argument("--group", action="append", help="the requester's groups (repeatable)")
-    chk.add_argument("--subresource", choices=["status"])
-    chk.add_argument("--output", choices=["text", "json", "junit", "sarif"], default="text")
+    chk.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
+    chk.add_argument(
+        "--user", help="the requester's username (suspend policies; default: jobguard-check)"
+    )
+    chk.add_argument(
+        "--group",
+        action="append",
+        help="the requester's groups (repeatable; default: system:authenticated)",
+    )
+    chk.add_argument(
+        "--subresource", choices=["status"], help="judge the pairs as UPDATEs of /status"
+    )
+    chk.add_argument(
+        "--output",
+        choices=["text", "json", "junit", "sarif"],
+        default="text",
+        help="report format",
+    )
     chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
     chk.set_defaults(func=cmd_check)
 
-    add_audit_parser(sub)
-    add_export_parser(sub)
+    add_audit_parser(sub, _command)
+    add_export_parser(sub, _command)
 
-    rules = sub.add_parser(
-        "rules", help="list every rule: ID, area, default enforcement, where it is checked"
+    rules = _command(
+        sub, "rules", "list every rule: ID, area, default enforcement, where it is checked"
     )
     rules.add_argument(
         "--markdown",
@@ -314,19 +430,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rules.set_defaults(func=cmd_rules)
 
-    certs = sub.add_parser("certs", help="certificates")
-    certs_sub = certs.add_subparsers(dest="certs_command", required=True)
-    gen = certs_sub.add_parser("generate", help="CA and serving certificate")
-    gen.add_argument("--service", required=True)
-    gen.add_argument("--namespace", required=True)
-    gen.add_argument("--out-dir", default=".")
-    gen.add_argument("--days", type=int, default=365)
+    config = sub.add_parser(
+        "config", help="validate a configuration file, or show the effective configuration"
+    )
+    config_sub = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND")
+    validate = _command(
+        config_sub, "config validate", "check configuration files; print every problem at once"
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="configuration file (YAML)")
+    validate.set_defaults(func=cmd_config_validate)
+    show = _command(
+        config_sub,
+        "config show",
+        "print the effective configuration: each rule's enablement, enforcement and parameters",
+    )
+    show.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
+    show.add_argument("--output", choices=["yaml", "json"], default="yaml", help="format")
+    show.set_defaults(func=cmd_config_show)
+
+    certs = sub.add_parser("certs", help="generate or inspect serving certificates")
+    certs_sub = certs.add_subparsers(dest="certs_command", required=True, metavar="COMMAND")
+    gen = _command(certs_sub, "certs generate", "a CA and a serving certificate for the Service")
+    gen.add_argument("--service", required=True, help="the webhook's Service name")
+    gen.add_argument("--namespace", required=True, help="the Service's namespace")
+    gen.add_argument("--out-dir", default=".", help="where ca.crt, tls.crt and tls.key go")
+    gen.add_argument("--days", type=int, default=365, help="validity in days")
     gen.add_argument("--dev", action="store_true", help="also localhost and 127.0.0.1")
-    gen.add_argument("--force", action="store_true")
+    gen.add_argument("--force", action="store_true", help="overwrite existing files")
     gen.set_defaults(func=cmd_certs_generate)
-    ins = certs_sub.add_parser("inspect", help="subject, SANs, issuer, expiry of a certificate")
-    ins.add_argument("file")
-    ins.add_argument("--warn-days", type=int, default=30)
+    ins = _command(certs_sub, "certs inspect", "subject, SANs, issuer, expiry of a certificate")
+    ins.add_argument("file", help="a PEM certificate")
+    ins.add_argument(
+        "--warn-days", type=int, default=30, help="exit 1 when it expires within this many days"
+    )
     ins.set_defaults(func=cmd_certs_inspect)
     return parser
 

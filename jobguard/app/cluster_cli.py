@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -70,19 +71,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+CommandFactory = Callable[[Any, str, str], argparse.ArgumentParser]
+"""`jobguard.app.cli._command`: a subcommand with the CLI's help format and exit codes."""
+
+
+def add_audit_parser(sub: Any, command: CommandFactory) -> None:
     from jobguard.app.cluster import DEFAULT_PAGE_SIZE
 
-    audit = sub.add_parser(
-        "audit", help="judge the Jobs and CronJobs stored in a cluster (what holds at rest)"
+    audit = command(
+        sub, "audit", "judge the Jobs and CronJobs stored in a cluster (what holds at rest)"
     )
     add_cluster_options(audit)
     audit.add_argument("--namespace", "-n", help="one namespace (default: all)")
-    audit.add_argument("--config")
+    audit.add_argument("--config", help="configuration file (default: $JOBGUARD_CONFIG)")
     audit.add_argument(
         "--page-size", type=int, default=DEFAULT_PAGE_SIZE, help="objects per list request"
     )
-    audit.add_argument("--output", choices=OUTPUTS, default="text")
+    audit.add_argument("--output", choices=OUTPUTS, default="text", help="report format")
     audit.add_argument(
         "--report-scope",
         choices=["namespace", "object"],
@@ -137,19 +142,23 @@ def cmd_export_vap(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def add_export_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_export_parser(sub: Any, command: CommandFactory) -> None:
     export = sub.add_parser("export", help="the configuration in other forms")
-    export_sub = export.add_subparsers(dest="export_command", required=True)
-    vap = export_sub.add_parser(
-        "vap", help="ValidatingAdmissionPolicies and bindings for clusters without the webhook"
+    export_sub = export.add_subparsers(dest="export_command", required=True, metavar="COMMAND")
+    vap = command(
+        export_sub,
+        "export vap",
+        "ValidatingAdmissionPolicies and bindings for clusters without the webhook",
     )
-    vap.add_argument("--config")
+    vap.add_argument("--config", help="configuration file (default: $JOBGUARD_CONFIG)")
     vap.add_argument(
         "--kubernetes-version",
         choices=SUPPORTED_VERSIONS,
         help="the target version (default: the configuration's kubernetesVersion)",
     )
-    vap.add_argument("--output", choices=["yaml", "json"], default="yaml")
+    vap.add_argument(
+        "--output", choices=["yaml", "json"], default="yaml", help="format of the objects"
+    )
     vap.set_defaults(func=cmd_export_vap)
 
 
@@ -161,7 +170,9 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         default=0.0,
         help="minutes between background audits of the cluster (0: off)",
     )
-    serve.add_argument("--audit-page-size", type=int, default=500)
+    serve.add_argument(
+        "--audit-page-size", type=int, default=500, help="objects per list request of the audit"
+    )
     serve.add_argument(
         "--audit-write-reports",
         action="store_true",

@@ -1,16 +1,30 @@
-"""The configuration file (YAML), parsed into pydantic models, with errors that name the key
-path and line. No rule logic: it only turns the file into a `validators.Settings`."""
+"""The configuration file (YAML), parsed into pydantic models, with every error at once, each
+naming the line and key path (and a hint where one helps). No rule logic: it only turns the file
+into a `validators.Settings`, and says what that Settings is (`effective_config`, `digest`)."""
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
+import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import orjson
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from jobguard.validators import (
+    BUILT_IN_EXEMPTIONS,
     DEFAULT_VERSION,
     RULES_BY_ID,
     Enforcement,
@@ -30,8 +44,43 @@ CONFIG_ENV = "JOBGUARD_CONFIG"
 VERSION_ENV = "JOBGUARD_KUBERNETES_VERSION"
 
 
+RULE_PARAMS: dict[str, frozenset[str]] = {"NE-007": frozenset({"users", "groups"})}
+"""The parameters each rule takes (lists of strings); other rules take none."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One reason a configuration cannot be used: `file:line: path: reason (hint)`."""
+
+    source: str
+    line: int | None
+    path: str
+    reason: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line else self.source
+        text = f"{where}: {self.path}: {self.reason}" if self.path else f"{where}: {self.reason}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
 class ConfigError(ValueError):
-    """A configuration that cannot be used; the message names the key path and line."""
+    """A configuration that cannot be used: every problem found, one a line."""
+
+    def __init__(self, problems: list[ConfigProblem] | str) -> None:
+        if isinstance(problems, str):
+            problems = [ConfigProblem(problems, None, "", "")]
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _known_rule_pattern(pattern: str) -> str:
+    if not any(fnmatch.fnmatchcase(rule_id, pattern) for rule_id in RULES_BY_ID):
+        raise ValueError(f"{pattern!r} matches no rule ID")
+    return pattern
+
+
+RulePattern = Annotated[str, AfterValidator(_known_rule_pattern)]
 
 
 class RuleEntry(BaseModel):
@@ -39,7 +88,7 @@ class RuleEntry(BaseModel):
 
     enabled: bool | None = None
     enforcement: Enforcement | None = Field(None, strict=False)
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class _Strict(BaseModel):
@@ -66,9 +115,12 @@ class SubjectsConfig(_Strict):
 
 class ExemptionsConfig(SubjectsConfig):
     namespaces: list[str] = Field(default_factory=list)
+    built_in: bool = Field(True, alias="builtIn")
+    """Also exempt the built-in controllers and cluster administrators (BUILT_IN_EXEMPTIONS)."""
 
     def to_exemptions(self) -> Exemptions:
-        return Exemptions(tuple(self.namespaces), self.to_subjects())
+        built_in = BUILT_IN_EXEMPTIONS if self.built_in else Subjects()
+        return Exemptions(tuple(self.namespaces), self.to_subjects(), built_in)
 
 
 class LabelSelectorRequirementConfig(_Strict):
@@ -127,7 +179,7 @@ class FileConfig(BaseModel):
 
     kubernetes_version: str = Field(DEFAULT_VERSION, alias="kubernetesVersion")
     enforcement: Enforcement = Enforcement.DENY
-    rules: dict[str, RuleEntry] = Field(default_factory=dict)
+    rules: dict[RulePattern, RuleEntry] = Field(default_factory=dict)
     exemptions: ExemptionsConfig = Field(default_factory=ExemptionsConfig)
     suspend_policies: list[SuspendPolicyConfig] = Field(
         default_factory=list, alias="suspendPolicies"
@@ -153,16 +205,6 @@ class FileConfig(BaseModel):
             Semantics.for_version(value)
         except UnsupportedVersionError as exc:
             raise ValueError(str(exc)) from None
-        return value
-
-    @field_validator("rules")
-    @classmethod
-    def _known_rules(cls, value: dict[str, RuleEntry]) -> dict[str, RuleEntry]:
-        import fnmatch
-
-        for pattern in value:
-            if not any(fnmatch.fnmatchcase(rule_id, pattern) for rule_id in RULES_BY_ID):
-                raise ValueError(f"{pattern!r} matches no rule ID")
         return value
 
     @property
@@ -217,31 +259,95 @@ def _path_text(loc: tuple[int | str, ...]) -> str:
     return text or "(root)"
 
 
+def _keys_of(model: type[BaseModel]) -> set[str]:
+    """Every key the configuration's models accept, for "did you mean" hints."""
+    keys: set[str] = set()
+    for name, info in model.model_fields.items():
+        keys.add(info.alias or name)
+        for arg in (*getattr(info.annotation, "__args__", ()), info.annotation):
+            if isinstance(arg, type) and issubclass(arg, BaseModel) and arg is not model:
+                keys |= _keys_of(arg)
+    return keys
+
+
+def _hint(kind: str, loc: tuple[int | str, ...], value: Any) -> str:
+    """A hint for the mistakes people make most: unquoted versions, misspelt keys and IDs."""
+    if loc == ("kubernetesVersion",) and isinstance(value, int | float):
+        return 'quote it, as in kubernetesVersion: "1.35" (YAML reads an unquoted 1.35 as a number)'
+    if kind == "extra_forbidden" and isinstance(loc[-1], str):
+        close = difflib.get_close_matches(loc[-1], sorted(_keys_of(FileConfig)), n=1)
+        return f"did you mean {close[0]}?" if close else ""
+    if len(loc) == 2 and loc[0] == "rules" and isinstance(loc[1], str):
+        close = difflib.get_close_matches(loc[1].upper(), list(RULES_BY_ID), n=1)
+        return f"did you mean {close[0]}? `jobguard rules` lists them" if close else ""
+    return ""
+
+
+def _validation_problems(
+    exc: ValidationError, root: yaml.Node | None, source: str
+) -> list[ConfigProblem]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        # Dict keys are reported as (..., key, "[key]"): the path names the key itself.
+        loc = tuple(part for part in error["loc"] if part != "[key]")
+        line_loc = loc[:-1] if error["type"] == "missing" else loc
+        reason = str(error["msg"]).removeprefix("Value error, ")
+        hint = _hint(error["type"], loc, error.get("input"))
+        problems.append(
+            ConfigProblem(source, _line_of(root, line_loc), _path_text(loc), reason, hint)
+        )
+    return problems
+
+
+def _param_problems(
+    data: dict[str, Any], root: yaml.Node | None, source: str
+) -> list[ConfigProblem]:
+    """Parameters a rule does not take (their types are pydantic's to check)."""
+    problems = []
+    rules = data.get("rules")
+    for pattern, entry in rules.items() if isinstance(rules, dict) else ():
+        params = entry.get("params") if isinstance(entry, dict) else None
+        if not isinstance(pattern, str) or not isinstance(params, dict):
+            continue
+        matched = [rule for rule in RULES_BY_ID if fnmatch.fnmatchcase(rule, pattern)]
+        accepted = set().union(*(RULE_PARAMS.get(rule, frozenset()) for rule in matched))
+        for name in params:
+            if name not in accepted:
+                takes = ", ".join(sorted(accepted)) or "none"
+                loc: tuple[int | str, ...] = ("rules", pattern, "params", str(name))
+                problems.append(
+                    ConfigProblem(
+                        source,
+                        _line_of(root, loc),
+                        _path_text(loc),
+                        f"{pattern} takes no parameter {name!r} (parameters: {takes})",
+                    )
+                )
+    return problems
+
+
 def parse_config(text: str, source: str = "<config>") -> FileConfig:
-    """Parse configuration text; ConfigError names the source, key path and line."""
+    """Parse configuration text; ConfigError lists every problem with source, line and key path."""
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        line = mark.line + 1 if mark is not None else None
+        reason = f"not valid YAML: {getattr(exc, 'problem', exc)}"
+        raise ConfigError([ConfigProblem(source, line, "", reason)]) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}:1: the configuration must be a mapping")
+        raise ConfigError([ConfigProblem(source, 1, "", "the configuration must be a mapping")])
+    problems = _param_problems(data, root, source)
     try:
-        return FileConfig.model_validate(data)
+        config = FileConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = tuple(first["loc"])
-        if first["type"] == "missing":
-            loc = loc[:-1]
-        path = _path_text(tuple(first["loc"]))
-        line = _line_of(root, loc)
-        where = f"{source}:{line}" if line else source
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"{where}: {path}: {message}") from None
+        problems += _validation_problems(exc, root, source)
+    if problems:
+        raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
+    return config
 
 
 def load_config(path: str | None = None) -> FileConfig:
@@ -257,5 +363,73 @@ def load_config(path: str | None = None) -> FileConfig:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError([ConfigProblem(path, None, "", f"cannot read: {exc.strerror}")]) from None
     return parse_config(text, path)
+
+
+def effective_config(settings: Settings) -> dict[str, Any]:
+    """What a Settings enforces, as data: version, exemptions (the built-in ones apart), suspend
+    policies and every rule with its enablement, enforcement and parameters."""
+    exemptions = settings.policies.exemptions
+
+    def subjects(s: Subjects) -> dict[str, list[str]]:
+        return {
+            "users": list(s.users),
+            "groups": list(s.groups),
+            "serviceAccounts": list(s.service_accounts),
+        }
+
+    policies = []
+    for policy in settings.policies.policies:
+        match: dict[str, Any] = {}
+        if policy.namespaces is not None:
+            match["namespaces"] = list(policy.namespaces)
+        if policy.label_selector is not None:
+            match["labelSelector"] = dict(policy.label_selector)
+        policies.append(
+            {
+                "name": policy.name,
+                "match": match,
+                "forceSuspendOnCreate": policy.force_suspend_on_create,
+                "controllers": subjects(policy.controllers),
+                "usersMaySuspend": policy.users_may_suspend,
+            }
+        )
+    rules: dict[str, Any] = {}
+    for rule_id, rule in settings.rules.items():
+        entry: dict[str, Any] = {
+            "enabled": rule.enabled,
+            "enforcement": rule.enforcement.value,
+        }
+        if rule.params:
+            entry["params"] = {k: rule.params[k] for k in sorted(rule.params)}
+        rules[rule_id] = entry
+    return {
+        "kubernetesVersion": settings.semantics.version,
+        "exemptions": {
+            "namespaces": list(exemptions.namespaces),
+            **subjects(exemptions.subjects),
+            "builtIn": subjects(exemptions.built_in),
+        },
+        "suspendPolicies": policies,
+        "rules": rules,
+    }
+
+
+def digest(settings: Settings) -> str:
+    """A short fingerprint of the effective configuration (logged at start and on reload)."""
+    canonical = orjson.dumps(effective_config(settings), option=orjson.OPT_SORT_KEYS)
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def log_fields(settings: Settings, path: str | None) -> dict[str, Any]:
+    """What `serve` logs about the configuration in force, at start and on every reload."""
+    enabled = [rule for rule in settings.rules.values() if rule.enabled]
+    return {
+        "config": path or "(defaults)",
+        "digest": digest(settings),
+        "kubernetesVersion": settings.semantics.version,
+        "rules_enabled": len(enabled),
+        "rules_denying": sum(rule.enforcement is Enforcement.DENY for rule in enabled),
+        "suspend_policies": len(settings.policies.policies),
+    }

@@ -92,21 +92,19 @@ class WebhookApp:
         started = time.perf_counter()
         budget = self._budget(scope)
         declared = _content_length(scope)
+        too_large = f"body exceeds {self.options.max_body_bytes} bytes"
         if declared is not None and declared > self.options.max_body_bytes:
-            await _respond(
-                send, 413, {"error": f"body exceeds {self.options.max_body_bytes} bytes"}
-            )
+            await self._refuse(send, endpoint, 413, "too_large", too_large, started)
             return
         try:
             async with asyncio.timeout(budget):  # cheaper than wait_for: no extra task
                 body = await self._read(receive)
         except TimeoutError:
-            await _respond(send, 408, {"error": f"body not received within {budget:g}s"})
+            reason = f"body not received within {budget:g}s"
+            await self._refuse(send, endpoint, 408, "timeout", reason, started)
             return
         except _TooLarge:
-            await _respond(
-                send, 413, {"error": f"body exceeds {self.options.max_body_bytes} bytes"}
-            )
+            await self._refuse(send, endpoint, 413, "too_large", too_large, started)
             return
         except _Disconnected:
             return
@@ -123,6 +121,16 @@ class WebhookApp:
         await _respond(send, outcome.status, outcome.payload)
         seconds = time.perf_counter() - started
         await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
+
+    async def _refuse(
+        self, send: Send, endpoint: str, status: int, verdict: str, reason: str, started: float
+    ) -> None:
+        """Answer a body that was not read (413, 408): counted and logged with its reason."""
+        await _respond(send, status, {"error": reason})
+        seconds = time.perf_counter() - started
+        self.metrics.count_request(endpoint.strip("/"), "", "other", "", verdict, seconds)
+        fields = {"endpoint": endpoint.strip("/"), "verdict": verdict, "reason": reason}
+        request_log.info("admission request refused", extra={"fields": fields})
 
     def _budget(self, scope: Scope) -> float:
         """The API server's `?timeout=Ns` (time left for the call), capped by our own limit."""
@@ -190,6 +198,8 @@ class WebhookApp:
                 dry_run=request.dry_run,
                 rules=rules,
             )
+        if outcome.error is not None:
+            fields["reason"] = outcome.error
         if outcome.patched:
             fields["patched"] = True
         if self.options.log_bodies:
@@ -279,7 +289,6 @@ def create_app(
         health = _health_server(api, server_options) if server_options.health_port else None
         health_task = asyncio.create_task(health.serve()) if health is not None else None
         api.state.ready = True
-        log.info("jobguard ready (kubernetesVersion %s)", api.state.settings.semantics.version)
         try:
             yield
         finally:

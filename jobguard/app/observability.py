@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+import platform
 import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+
+from jobguard import __version__
 
 # Fine enough for a sub-millisecond p50, up to the API server's 30 s webhook timeout.
 LATENCY_BUCKETS = (
@@ -41,9 +44,19 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        # process_cpu_seconds_total, process_resident_memory_bytes, process_open_fds, ...
+        ProcessCollector(registry=self.registry)
+        self.build_info = Gauge(
+            "jobguard_build_info",
+            "Always 1; the labels say which jobguard and Python serve.",
+            ["version", "python"],
+            registry=self.registry,
+        )
+        self.build_info.labels(__version__, platform.python_version()).set(1)
         self.requests = Counter(
             "jobguard_requests_total",
-            "Admission requests by endpoint, operation, resource, subresource and verdict.",
+            "Admission requests by endpoint, operation, resource, subresource and verdict "
+            "(allowed, denied, bad_request, error; too_large and timeout for bodies not read).",
             ["endpoint", "operation", "resource", "subresource", "verdict"],
             registry=self.registry,
         )

@@ -13,7 +13,7 @@ import logging
 import signal
 from collections.abc import Callable
 
-from jobguard.app.config import ConfigError, load_config
+from jobguard.app.config import ConfigError, load_config, log_fields
 from jobguard.app.polling import FilePoller
 from jobguard.validators import Settings
 
@@ -51,8 +51,13 @@ class ConfigReloader:
         return self.poller.last_error
 
     def _reload(self) -> None:
-        self.apply(load_config(self.path).to_settings(self.cluster_version))
-        log.info("configuration reloaded from %s", self.path)
+        settings = load_config(self.path).to_settings(self.cluster_version)
+        self.apply(settings)
+        log.info(
+            "configuration reloaded from %s",
+            self.path,
+            extra={"fields": log_fields(settings, self.path)},
+        )
 
     def check(self, force: bool = False) -> bool:
         """Reload if the file changed (or `force`); True when new settings were applied."""

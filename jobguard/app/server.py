@@ -422,6 +422,9 @@ class GracefulServer(uvicorn.Server):
         tls_manager = getattr(self.jobguard_app.state, "tls", None)
         if tls_manager is not None:
             tls_manager.serving = True  # /readyz may now say ready
+        # The port is bound: only now is the server ready.
+        settings = self.jobguard_app.state.settings
+        log.info("jobguard ready (kubernetesVersion %s)", settings.semantics.version)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.jobguard_app.state.ready = False

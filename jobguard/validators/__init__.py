@@ -19,7 +19,13 @@ from jobguard.validators.context import (
 from jobguard.validators.errors import ErrorType, FieldError
 from jobguard.validators.lifecycle import JobState, Transition, classify
 from jobguard.validators.pipeline import Mutation, Verdict, Violation, evaluate, mutate
-from jobguard.validators.policy import Exemptions, PolicySet, Subjects, SuspendPolicy
+from jobguard.validators.policy import (
+    BUILT_IN_EXEMPTIONS,
+    Exemptions,
+    PolicySet,
+    Subjects,
+    SuspendPolicy,
+)
 from jobguard.validators.settings import RuleOverride, Settings
 from jobguard.validators.vap import VapExport, export_vap
 from jobguard.validators.versions import (
@@ -36,6 +42,7 @@ __all__ = [
     "AT_REST",
     "AUTO_VERSION",
     "BOTH_STAGES",
+    "BUILT_IN_EXEMPTIONS",
     "DEFAULT_NAMESPACE",
     "DEFAULT_VERSION",
     "NOT_AT_REST",

@@ -60,6 +60,7 @@ AT_REST: Mapping[str, str] = {
     "NE-008": "no Complete or Failed condition while Suspended=True",
     "SUS-001": "a matched, unfinished Job that is not suspended and has no Suspended condition "
     "never was suspended: it started without the queue",
+    "SUS-007": "a stored CronJob whose Jobs a suspend policy matches: they are held for the queue",
     "CJ-001": "the Job spec checks on the stored jobTemplate",
     "CJ-003": "the Job spec checks on the stored jobTemplate",
     "CJ-005": "the Job spec checks on the stored jobTemplate",
@@ -88,7 +89,7 @@ NOT_AT_REST: Mapping[str, str] = {
     "NE-006": "judges a suspension",
     "NE-007": _WHO,
     "NE-009": "judges a change of the template",
-    **{f"SUS-00{i}": _WHO for i in range(2, 6)},
+    **{f"SUS-00{i}": _WHO for i in range(2, 7)},
     "CJ-002": "nothing to check (as for requests)",
     "CJ-004": "nothing to check (as for requests)",
     **{

@@ -193,11 +193,14 @@ AREAS: tuple[Area, ...] = (
         "and, for NE-009, KEP-5440. NE-001 and NE-002 are on by default; the others are off "
         "until the configuration turns them on. NE-004, NE-005, NE-006 and NE-009 are "
         "informational and default to `warn` (a configured default `enforcement` applies to "
-        "them only when it is `dryrun`). NE-007 judges CREATE and UPDATE of `jobs`; NE-001, "
-        "NE-005, NE-006 and NE-009 judge UPDATE of `jobs`; NE-002, NE-003, NE-004 and NE-008 "
-        "judge UPDATE of `jobs/status`. NE-007 takes the parameters `users` (globs) and "
-        "`groups`: who may change `spec.suspend`, including creating a Job unsuspended. NE-009 "
-        "applies up to Kubernetes 1.35 only: from 1.36 upstream allows the change (TM-002).",
+        "them only when it is `dryrun`). NE-001, NE-005, NE-006, NE-007 and NE-009 judge "
+        "UPDATE of `jobs`; NE-002, NE-003, NE-004 and NE-008 judge UPDATE of `jobs/status`. "
+        "NE-007 takes the parameters `users` (globs) and `groups`: who may change "
+        "`spec.suspend` of an existing Job (a CREATE is not a change: whether a new Job starts "
+        "suspended is SUS-001's business). NE-009 applies up to Kubernetes 1.35 only: from 1.36 "
+        "upstream allows the change (TM-002). Like the SUS rules, NE rules never judge exempt "
+        "requesters (`exemptions`, which by default include the built-in controllers and "
+        "cluster administrators).",
     ),
     Area(
         "policy",
@@ -206,9 +209,17 @@ AREAS: tuple[Area, ...] = (
         "(status updates and DELETE are never judged). A policy matches Jobs by namespace globs "
         "and a label selector (on the Job's labels, or its template's when it has none); an "
         "UPDATE is judged by the stored Job's policy, or the new one's when the stored Job "
-        "matched none. Requesters listed in `exemptions` and the policy's `controllers` may do "
-        "anything. With `forceSuspendOnCreate`, `/mutate` suspends a matched CREATE first, so "
-        "SUS-001 judges the mutated object. This is the admission control the Suspend Jobs "
+        "matched none. A label with an empty value counts as absent, as Kueue reads "
+        '`kueue.x-k8s.io/queue-name: ""` (no queue). Exempt requesters (`exemptions`) are never '
+        "judged and the policy's `controllers` may do anything. With `forceSuspendOnCreate`, "
+        "`/mutate` suspends a matched CREATE first (by anyone but the controllers, exempt "
+        "requesters included, outside exempt namespaces), so SUS-001 judges the mutated object. "
+        "SUS-006 keeps a running matched Job from growing past what the queue admitted: raising "
+        "`parallelism`, or `completions` of an Indexed Job (elastic Indexed Jobs scale both), of "
+        "an unfinished Job that stays unsuspended. SUS-007 (informational, `warn`) judges CREATE "
+        "and UPDATE of `cronjobs`: when the Jobs a CronJob creates match a policy, it says "
+        "whether they are held suspended for the queue, start at once (the cronjob-controller "
+        "is exempt) or are denied by SUS-001. This is the admission control the Suspend Jobs "
         "design leaves to webhooks, in the shape queue controllers such as Kueue need. A "
         "response whose denials are all policy-only rules is 403 Forbidden, each line naming "
         "the rule, the policy and who may act instead.",
@@ -903,6 +914,25 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_suspend_policy_update"),
+    ),
+    _r(
+        "SUS-006",
+        "policy",
+        "only controllers scale up running matched Jobs",
+        upstream=False,
+        default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "_scaled_up"),
+    ),
+    _r(
+        "SUS-007",
+        "policy",
+        "what becomes of the Jobs a CronJob creates under a policy",
+        upstream=False,
+        default_enabled=True,
+        default_enforcement=_WARN,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_cronjob_policy"),
     ),
     _r(
         "CJ-001",

@@ -44,12 +44,12 @@ from jobguard.validators.rules.pod import check_pod_template
 from jobguard.validators.rules.schema import check_schema
 from jobguard.validators.rules.status import check_job_status, check_job_status_update
 from jobguard.validators.rules.suspend import (
-    check_suspend_create,
     check_suspend_status,
     check_suspend_update,
     suspend_options,
 )
 from jobguard.validators.rules.suspend_policy import (
+    check_cronjob_policy,
     check_suspend_policy_create,
     check_suspend_policy_update,
     needs_forced_suspend,
@@ -180,8 +180,9 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
         errors += check_job_status(new, new_state, "status", status_opts)
         errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)
-        # Not upstream: suspend semantics of the status.
-        errors += check_suspend_status(new_state, old_state, ctx.transition, "status")
+        # Not upstream: suspend semantics of the status (never for exempt requesters).
+        if not settings.policies.exemptions.exempt(ctx.namespace, ctx.requester):
+            errors += check_suspend_status(new_state, old_state, ctx.transition, "status")
         return errors
     # Upstream jobStrategy.Validate / ValidateUpdate: the options, ValidateJob, then on UPDATE
     # ValidateJobUpdate.
@@ -215,7 +216,9 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += job_spec
         errors += check_job_spec_update_fields(update.new, update.old, new_json, old_json, "spec")
         errors += check_template_update(new_json, old_json, "spec", opts)
-    # Not upstream: suspend semantics, then suspend policies.
+    # Not upstream: suspend semantics, then suspend policies (never for exempt requesters).
+    if settings.policies.exemptions.exempt(ctx.namespace, ctx.requester):
+        return errors
     ne_opts = suspend_options(ctx.requester, settings.params, ctx.semantics)
     sus_opts = policy_options(settings.policies, ctx.namespace, ctx.requester)
     if update is not None:
@@ -223,7 +226,6 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         errors += check_suspend_update(ctx.new_state, update.old_state, change, "spec", ne_opts)
         errors += check_suspend_policy_update(new, update.old, change, "spec", sus_opts)
     else:
-        errors += check_suspend_create(ctx.new_state, "spec", ne_opts)
         errors += check_suspend_policy_create(new, "spec", sus_opts)
     return errors
 
@@ -294,6 +296,9 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
             cron_ctx = _cronjob_context(request, settings)
             ctx = cron_ctx
             errors = cronjob_errors(cron_ctx, request.namespace)
+            # Not upstream: what becomes of the Jobs it creates under a suspend policy.
+            opts = policy_options(settings.policies, request.namespace, request.requester)
+            errors += check_cronjob_policy(cron_ctx.new, "spec", opts)
     except ObjectDecodeError as exc:
         return _unreadable(request.kind, name, exc, settings)
     except RecursionError:

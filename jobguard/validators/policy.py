@@ -1,4 +1,5 @@
-"""Suspend policies: who may create unsuspended, resume, suspend and re-place matched Jobs.
+"""Suspend policies: who may create unsuspended, resume, suspend and re-place matched Jobs, and
+the exemptions from every policy rule (NE and SUS).
 
 Pure data and matching; the checks that use it live in `rules/suspend_policy.py`.
 """
@@ -41,16 +42,41 @@ class Subjects:
         return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
+BUILT_IN_EXEMPTIONS = Subjects(
+    # kube-controller-manager's controllers that write Jobs, each under its own service account
+    # (--use-service-account-credentials, kubeadm's default), and their shared identity
+    # otherwise: creating a CronJob's Jobs, writing Job status, orphaning and adopting.
+    users=("system:kube-controller-manager",),
+    service_accounts=(
+        "kube-system:job-controller",
+        "kube-system:cronjob-controller",
+        "kube-system:generic-garbage-collector",
+    ),
+    # Cluster administrators: the API server's superuser group and kubeadm's admin.conf group.
+    groups=("system:masters", "kubeadm:cluster-admins"),
+)
+"""Requesters no policy rule ever denies unless the configuration turns them off
+(`exemptions.builtIn: false`): blocking them breaks Jobs cluster-wide or locks admins out."""
+
+
 @dataclass(frozen=True, slots=True)
 class Exemptions:
+    """Requests that no policy rule (NE, SUS) judges."""
+
     namespaces: tuple[str, ...] = ()
     """Globs on the request namespace."""
     subjects: Subjects = field(default_factory=Subjects)
+    """The configured users, groups and service accounts."""
+    built_in: Subjects = field(default_factory=Subjects)
+    """`BUILT_IN_EXEMPTIONS` when the configuration keeps them (empty in a bare library value)."""
+
+    def namespace_exempt(self, namespace: str) -> bool:
+        return any(fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces)
 
     def exempt(self, namespace: str, requester: Requester) -> bool:
-        if any(fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces):
+        if self.namespace_exempt(namespace):
             return True
-        return self.subjects.includes(requester)
+        return self.subjects.includes(requester) or self.built_in.includes(requester)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +91,7 @@ class SuspendPolicy:
     users_may_suspend: bool = True
 
     def matches(self, namespace: str, labels: Mapping[str, str]) -> bool:
+        """`labels` as `present_labels` gives them (a label with an empty value is absent)."""
         if self.namespaces is not None and not any(
             fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces
         ):
@@ -78,6 +105,12 @@ class SuspendPolicy:
         keys = list((self.label_selector.get("matchLabels") or {}).keys())
         keys += [r.get("key", "") for r in self.label_selector.get("matchExpressions") or []]
         return tuple(dict.fromkeys(keys))
+
+
+def present_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels policies match on: a label with an empty value counts as absent, as Kueue reads
+    `kueue.x-k8s.io/queue-name: ""` (no queue name: not queued, never suspended by Kueue)."""
+    return {key: value for key, value in labels.items() if value}
 
 
 @dataclass(frozen=True, slots=True)

@@ -352,7 +352,7 @@ def _objects(spec: _Spec, enforcement: Enforcement) -> list[dict[str, Any]]:
 def _exemption_conditions(policies: PolicySet) -> list[tuple[str, str]]:
     exemptions = policies.exemptions
     globs = [n for n in exemptions.namespaces if _GLOB_CHARS.search(n)]
-    exempt = [_subjects(exemptions.subjects)]
+    exempt = [_subjects(exemptions.subjects), _subjects(exemptions.built_in)]
     if globs:
         exempt.append(_names_match("request.namespace", globs))
     condition = _any_of([t for t in exempt if t != "false"])
@@ -506,6 +506,35 @@ def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec
                 **selectors,
             )
         )
+    if "SUS-006" in enabled:
+        par = ("object.spec.?parallelism.orValue(0)", "oldObject.spec.?parallelism.orValue(0)")
+        com = ("object.spec.?completions.orValue(0)", "oldObject.spec.?completions.orValue(0)")
+        indexed = "object.spec.?completionMode.orValue('NonIndexed') == 'Indexed'"
+        field = "(variables.raisedParallelism ? 'parallelism' : 'completions')"
+        before = f"(variables.raisedParallelism ? {par[1]} : {com[1]})"
+        after = f"(variables.raisedParallelism ? {par[0]} : {com[0]})"
+        message = (
+            f"'SUS-006: spec.' + {field} + ': Forbidden: only ' + {cel_string(who)} + "
+            f"' may raise ' + {field} + ' (' + string({before}) + ' -> ' + string({after}) + "
+            f"') of running jobs matched by policy ' + {cel_string(repr(name))}"
+        )
+        specs.append(
+            _Spec(
+                "SUS-006",
+                object_name("sus-006", name),
+                "jobs",
+                ("UPDATE",),
+                {
+                    # A suspended Job is re-admitted by the queue before it runs again.
+                    "expression": f"{_finished('oldObject')} || {_SUSPEND} || "
+                    f"!(variables.raisedParallelism || ({indexed} && {com[0]} > {com[1]}))",
+                    "messageExpression": message,
+                },
+                on_update,
+                (("raisedParallelism", f"{par[0]} > {par[1]}"),),
+                **selectors,
+            )
+        )
     return specs
 
 
@@ -524,11 +553,27 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
         ".exists(c, c.type == 'Suspended' && c.status == 'False'))"
     )
 
+    # Exempt requesters and namespaces are judged by no policy rule (NE and SUS alike).
+    exemptions = settings.policies.exemptions
+    not_exempt = tuple(_exemption_conditions(settings.policies))
+    exact_exempt = [n for n in exemptions.namespaces if not _GLOB_CHARS.search(n)]
+    namespace_selector = _namespace_selector(exact_exempt, None)
+
     def add(
         rule: str, resource: str, operations: tuple[str, ...], validation: dict[str, str]
     ) -> None:
         if rule in enabled:
-            specs.append(_Spec(rule, object_name(rule.lower()), resource, operations, validation))
+            specs.append(
+                _Spec(
+                    rule,
+                    object_name(rule.lower()),
+                    resource,
+                    operations,
+                    validation,
+                    not_exempt,
+                    namespace_selector=namespace_selector,
+                )
+            )
 
     add(
         "NE-001",
@@ -625,10 +670,10 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
     add(
         "NE-007",
         "jobs",
-        ("CREATE", "UPDATE"),
+        ("UPDATE",),
         {
-            "expression": f"!(request.operation == 'CREATE' ? !{_SUSPEND} : "
-            f"{_OLD_SUSPEND} != {_SUSPEND}) || {listed}",
+            # A CREATE is not a change: whether a Job starts suspended is SUS-001's business.
+            "expression": f"{_OLD_SUSPEND} == {_SUSPEND} || {listed}",
             "messageExpression": '"NE-007: spec.suspend: Forbidden: user \'" + '
             'request.userInfo.username + "\' may not change spec.suspend"',
         },
@@ -725,6 +770,11 @@ def _why_not(rule_id: str, settings: Settings, ne_skipped: dict[str, str]) -> st
         return ne_skipped[rule_id]
     if rule_id.startswith("SUS-") and not settings.policies.policies:
         return "no suspend policies are configured"
+    if rule_id == "SUS-007":
+        return (
+            "informational note on CronJobs whose Jobs a policy holds; only the webhook adds it "
+            "(a Warn policy could carry it, not exported yet)"
+        )
     if rule_id == "SUS-003":
         return "every suspend policy lets users suspend (usersMaySuspend: true)"
     return "not expressible in CEL"

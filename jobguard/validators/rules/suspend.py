@@ -24,7 +24,8 @@ class SuspendOptions:
     username: str
     """Named in NE-007's message."""
     may_change_suspend: bool
-    """NE-007: the requester is among the rule's configured users or groups."""
+    """NE-007: the requester is among the rule's configured users or groups. NE-007 judges
+    changes (UPDATE of `jobs`); whether a new Job starts suspended is SUS-001's business."""
     scheduling_directives_mutable_after_start: bool
     """NE-009: the version lets a suspended Job that has run change its directives (KEP-5440)."""
 
@@ -54,13 +55,6 @@ def _ne007(path: str, opts: SuspendOptions) -> FieldError:
     return forbidden(
         "NE-007", f"{path}.suspend", f"user {opts.username!r} may not change spec.suspend"
     )
-
-
-def check_suspend_create(new: JobState, path: str, opts: SuspendOptions) -> list[FieldError]:
-    """NE rules on CREATE of `jobs`: creating a Job running sets spec.suspend (NE-007)."""
-    if not new.suspend and not opts.may_change_suspend:
-        return [_ne007(path, opts)]
-    return []
 
 
 def check_suspend_update(

@@ -1,7 +1,9 @@
-"""SUS rules: suspend policies (who may create running, resume, suspend and re-place Jobs).
+"""SUS rules: suspend policies (who may create running, resume, suspend, re-place and scale Jobs,
+and what becomes of the Jobs a CronJob creates).
 
 Upstream's Suspend Jobs design leaves these restrictions to admission webhooks. Status updates
-and DELETE are never judged; exempt requesters and a policy's controllers may do everything.
+and DELETE are never judged; a policy's controllers may do everything, and the pipeline skips
+every policy rule for exempt requesters (`Exemptions`).
 """
 
 from __future__ import annotations
@@ -11,8 +13,19 @@ from dataclasses import dataclass
 from jobguard.validators.context import Requester
 from jobguard.validators.errors import FieldError, forbidden
 from jobguard.validators.lifecycle import JobState, Transition
-from jobguard.validators.model import Job
-from jobguard.validators.policy import PolicySet, SuspendPolicy
+from jobguard.validators.model import INDEXED, CronJob, Job
+from jobguard.validators.policy import (
+    SERVICE_ACCOUNT_PREFIX,
+    PolicySet,
+    SuspendPolicy,
+    present_labels,
+)
+
+CRONJOB_CONTROLLER = Requester(
+    f"{SERVICE_ACCOUNT_PREFIX}kube-system:cronjob-controller",
+    ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+)
+"""Who creates a CronJob's Jobs (kube-controller-manager with its per-controller credentials)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +43,13 @@ def policy_options(policies: PolicySet, namespace: str, requester: Requester) ->
 
 
 def job_labels(job: Job) -> dict[str, str]:
-    """The Job's labels; like v1 defaulting, the template's when the Job has none."""
+    """The labels policies match a Job on: like v1 defaulting, the template's when the Job has
+    none; labels with empty values count as absent (`present_labels`)."""
     labels = job.metadata.labels
     if not labels:
         template = job.spec.template
         labels = template.metadata.labels if template and template.metadata else None
-    return dict(labels or {})
+    return present_labels(labels or {})
 
 
 def _matching_policy(job: Job, opts: PolicyOptions) -> SuspendPolicy | None:
@@ -45,7 +59,7 @@ def _matching_policy(job: Job, opts: PolicyOptions) -> SuspendPolicy | None:
 def check_suspend_policy_create(new: Job, path: str, opts: PolicyOptions) -> list[FieldError]:
     """SUS-001: matched Jobs are created suspended, unless by the policy's controllers."""
     policies, requester = opts.policies, opts.requester
-    if not policies.policies or policies.exemptions.exempt(opts.namespace, requester):
+    if not policies.policies:
         return []
     policy = _matching_policy(new, opts)
     if policy is None or policy.controllers.includes(requester) or new.spec.suspend:
@@ -64,10 +78,10 @@ def check_suspend_policy_create(new: Job, path: str, opts: PolicyOptions) -> lis
 def check_suspend_policy_update(
     new: Job, old: Job, change: Transition, path: str, opts: PolicyOptions
 ) -> list[FieldError]:
-    """SUS-002..SUS-005: only a matched policy's controllers resume, suspend, re-place or
-    relabel its Jobs (the old Job's policy governs; a newly matched one otherwise)."""
+    """SUS-002..SUS-006: only a matched policy's controllers resume, suspend, re-place, relabel or
+    scale up its Jobs (the old Job's policy governs; a newly matched one otherwise)."""
     policies, requester = opts.policies, opts.requester
-    if not policies.policies or policies.exemptions.exempt(opts.namespace, requester):
+    if not policies.policies:
         return []
     old_policy = _matching_policy(old, opts)
     new_policy = _matching_policy(new, opts)
@@ -116,6 +130,7 @@ def check_suspend_policy_update(
                 f"({', '.join(old_policy.selected_keys()) or 'its labels'}); only {who} may do that",
             )
         )
+    errors += _scaled_up(new, old, path, who, name)
     return errors
 
 
@@ -128,9 +143,65 @@ def _leaves_policy(
     return any(old_labels.get(k) != new_labels.get(k) for k in old_policy.selected_keys())
 
 
+def _scaled_up(new: Job, old: Job, path: str, who: str, name: str) -> list[FieldError]:
+    """SUS-006: more pods for an unfinished Job that runs after the update than the queue
+    admitted: parallelism raised, or completions of an Indexed Job (elastic Indexed Jobs scale
+    both in tandem, IM-002). A suspended Job is re-admitted before it runs again."""
+    if new.spec.suspend or JobState.of(old).finished:
+        return []
+    before, after = old.spec.parallelism or 0, new.spec.parallelism or 0
+    field, raised = "parallelism", after > before
+    if not raised and new.spec.completion_mode == INDEXED:
+        before, after = old.spec.completions or 0, new.spec.completions or 0
+        field, raised = "completions", after > before
+    if not raised:
+        return []
+    return [
+        forbidden(
+            "SUS-006",
+            f"{path}.{field}",
+            f"only {who} may raise {field} ({before} -> {after}) of running jobs matched by "
+            f"policy '{name}'",
+        )
+    ]
+
+
+def check_cronjob_policy(cronjob: CronJob, path: str, opts: PolicyOptions) -> list[FieldError]:
+    """SUS-007 (informational): the Jobs a CronJob creates match a policy; say what becomes of
+    them. They are created by the cronjob-controller from `spec.jobTemplate`, labelled as the
+    template says (its pod template's labels when it has none), in the CronJob's namespace."""
+    template = cronjob.spec.job_template
+    labels = (template.metadata.labels if template.metadata else None) or {}
+    if not labels:
+        pod_template = template.spec.template
+        labels = (
+            pod_template.metadata.labels if pod_template and pod_template.metadata else None
+        ) or {}
+    policy = opts.policies.policy_for(opts.namespace, present_labels(labels))
+    if policy is None or opts.policies.exemptions.namespace_exempt(opts.namespace):
+        return []
+    if template.spec.suspend or policy.force_suspend_on_create:
+        detail = (
+            f"its Jobs match policy '{policy.name}': created suspended, they run once its "
+            "controllers resume them"
+        )
+    elif opts.policies.exemptions.exempt(opts.namespace, CRONJOB_CONTROLLER):
+        detail = (
+            f"its Jobs match policy '{policy.name}' but start at once (the cronjob-controller "
+            "is exempt)"
+        )
+    else:
+        detail = f"its Jobs match policy '{policy.name}' and start running: SUS-001 denies each one"
+    return [forbidden("SUS-007", f"{path}.jobTemplate", detail)]
+
+
 def needs_forced_suspend(new: Job, opts: PolicyOptions) -> SuspendPolicy | None:
-    """The policy that makes the mutating webhook suspend a CREATE of `new`, if any."""
-    if new.spec.suspend or opts.policies.exemptions.exempt(opts.namespace, opts.requester):
+    """The policy that makes the mutating webhook suspend a CREATE of `new`, if any.
+
+    Exempt requesters are never denied, but their matched Jobs are still held for the queue
+    (the Jobs a CronJob spawns among them); only exempt namespaces are left alone.
+    """
+    if new.spec.suspend or opts.policies.exemptions.namespace_exempt(opts.namespace):
         return None
     policy = _matching_policy(new, opts)
     if policy is None or not policy.force_suspend_on_create:

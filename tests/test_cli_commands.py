@@ -1,0 +1,136 @@
+"""`jobguard config validate|show`, help texts (every option's help and default, exit codes) and
+`review` without input on a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+
+from jobguard.app.cli import EXIT_CODES, build_parser, main
+from jobguard.app.config import digest, load_config, parse_config
+from tests.corpus import DATA
+
+KUEUE = DATA / "config" / "kueue.yaml"
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_config_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["config", "validate", str(KUEUE)], capsys)
+    assert (code, err) == (0, "")
+    assert out == f"{KUEUE}: valid ({digest(load_config(str(KUEUE)).to_settings())})\n"
+
+
+def test_config_validate_reports_every_problem_of_every_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kubernetesVersion: 1.36\nrules:\n  XX-001: {enabled: true}\n")
+    worse = tmp_path / "worse.yaml"
+    worse.write_text("rules: [\n")
+    code, out, err = run(["config", "validate", str(KUEUE), str(bad), str(worse)], capsys)
+    assert code == 2
+    assert out.startswith(f"{KUEUE}: valid (sha256:")
+    lines = err.splitlines()
+    assert [line.split(": ")[0] for line in lines] == [f"{bad}:1", f"{bad}:3", f"{worse}:2"]
+    assert 'quote it, as in kubernetesVersion: "1.35"' in lines[0]
+    assert "rules.XX-001: 'XX-001' matches no rule ID" in lines[1]
+    assert "not valid YAML" in lines[2]
+
+
+def test_config_show_prints_each_rule_with_enforcement_and_parameters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "enforcement: warn\nrules:\n  NE-007: {enabled: true, params: {users: [k]}}\n"
+    )
+    code, out, _ = run(["config", "show", "--config", str(config)], capsys)
+    assert code == 0
+    header, body = out.split("\n", 2)[:2], out.split("\n", 2)[2]
+    assert header[0] == f"# jobguard 0.1.0: the effective configuration of {config}"
+    settings = load_config(str(config)).to_settings()
+    assert header[1].startswith(f"# digest {digest(settings)} ")
+    shown = yaml.safe_load(body)
+    assert shown["rules"]["NE-007"] == {
+        "enabled": True,
+        "enforcement": "warn",
+        "params": {"users": ["k"]},
+    }
+    assert shown["rules"]["NE-004"] == {"enabled": False, "enforcement": "warn"}
+    assert shown["rules"]["TM-001"] == {"enabled": True, "enforcement": "warn"}
+    assert len(shown["rules"]) == len(settings.rules)
+    assert shown["exemptions"]["builtIn"]["groups"] == ["system:masters", "kubeadm:cluster-admins"]
+    code, out, _ = run(["config", "show", "--config", str(config), "--output", "json"], capsys)
+    assert orjson.loads(out) == shown
+
+
+def test_digest_follows_the_effective_rules_not_the_spelling() -> None:
+    same = parse_config("rules:\n  NE-003: {enabled: true}\n").to_settings()
+    spelt = parse_config("rules:\n  'NE-00[3]': {enabled: true}\n# a comment\n").to_settings()
+    other = parse_config("rules:\n  NE-003: {enabled: true, enforcement: warn}\n").to_settings()
+    assert digest(same) == digest(spelt) != digest(other)
+
+
+def _commands(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, Any]]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _commands(sub, f"{prefix} {name}".strip())
+    return found or [(prefix, parser)]
+
+
+COMMANDS = _commands(build_parser())
+
+
+def test_every_command_is_listed_with_its_exit_codes() -> None:
+    assert sorted(name for name, _ in COMMANDS) == sorted(EXIT_CODES)
+
+
+@pytest.mark.parametrize(("name", "parser"), COMMANDS, ids=[n for n, _ in COMMANDS])
+def test_every_option_has_help_and_shows_its_default(name: str, parser: Any) -> None:
+    text = parser.format_help()
+    assert EXIT_CODES[name] in " ".join(text.split())
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help, (name, action.dest)
+        if action.default not in (None, False) and action.option_strings:
+            shown = f"(default: {action.default})"
+            assert shown in " ".join(text.split()), (name, action.dest)
+
+
+def test_top_level_help_names_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "exit codes" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out == "jobguard 0.1.0\n"
+
+
+class _Terminal(io.BytesIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_review_without_a_file_on_a_terminal_prints_usage(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(_Terminal()))
+    code, out, err = run(["review"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("usage: jobguard review")
+    assert "give an AdmissionReview file, or - to read stdin" in err
