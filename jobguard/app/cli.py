@@ -102,7 +102,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from jobguard.app.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
-    from jobguard.app.manifests import ManifestError, expand_paths
+    from jobguard.app.manifests import ManifestError, collect, expand_paths
     from jobguard.app.report import FORMATS
     from jobguard.validators import Requester
 
@@ -117,8 +117,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
     options = CheckOptions(settings, requester, args.subresource or "", old)
-    paths = expand_paths(args.paths)
-    report = check(paths, options, args.jobs)
+    report = check(collect(args.paths, args.exclude or []), options, args.jobs)
     for error in report.errors:
         print(f"jobguard: {error}", file=sys.stderr)
     sys.stdout.write(FORMATS[args.output](report))
@@ -251,6 +250,12 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--subresource", choices=["status"])
     chk.add_argument("--output", choices=["text", "json", "junit", "sarif"], default="text")
     chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
+    chk.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave out files whose path, or a directory on it, matches (repeatable)",
+    )
     chk.set_defaults(func=cmd_check)
 
     rules = sub.add_parser(

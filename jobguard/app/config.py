@@ -23,6 +23,7 @@ from jobguard.validators import (
     SuspendPolicy,
     UnsupportedVersionError,
 )
+from jobguard.validators.model import describe
 from jobguard.validators.selectors import validate_selector
 
 CONFIG_ENV = "JOBGUARD_CONFIG"
@@ -221,15 +222,20 @@ def parse_config(text: str, source: str = "<config>") -> FileConfig:
     try:
         return FileConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = tuple(first["loc"])
-        if first["type"] == "missing":
-            loc = loc[:-1]
-        path = _path_text(tuple(first["loc"]))
-        line = _line_of(root, loc)
-        where = f"{source}:{line}" if line else source
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"{where}: {path}: {message}") from None
+        # Every problem at once, one line each; wrong types worded as for objects.
+        lines = []
+        for error in exc.errors(include_url=False):
+            loc = tuple(error["loc"])
+            path = _path_text(loc)
+            line = _line_of(root, loc[:-1] if error["type"] == "missing" else loc)
+            where = f"{source}:{line}" if line else source
+            problem = describe(error)
+            if problem.type_error:
+                message = problem.detail.removeprefix(f"{problem.field} in body ")
+            else:
+                message = str(error["msg"]).removeprefix("Value error, ")
+            lines.append(f"{where}: {path}: {message}")
+        raise ConfigError("\n".join(lines)) from None
 
 
 def load_config(path: str | None = None) -> FileConfig:
