@@ -534,3 +534,33 @@ def test_configuration_errors_all_at_once() -> None:
         'c.yaml:4: rules.NE-001.enabled: must be of type boolean: "string"',
         "c.yaml:5: rules.TM-001.bogus: Extra inputs are not permitted",
     ]
+
+
+ODD_INPUTS = {
+    "binary.yaml": b"\xff\xfe\x00bad",
+    "deep.yaml": ("a: " + "[" * 3000 + "]" * 3000 + "\n").encode(),
+    "kind-list.yaml": b"kind: [Job]\napiVersion: {a: 1}\n",
+    "shapes.yaml": b"apiVersion: batch/v1\nkind: Job\nmetadata: [1]\nspec: 5\n",
+    "big.yaml": b"apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {completions: 1e999}\n",
+    "list.yaml": b"- 1\n- 2\n",
+    "items.yaml": b"apiVersion: v1\nkind: List\nitems: [5, {apiVersion: batch/v1beta1, kind: CronJob}]\n",
+    "template.yaml": b"{{ .Values.x }}\n",
+}
+
+
+@pytest.mark.parametrize("output", ["text", "json", "junit", "sarif"])
+def test_odd_inputs_never_crash_any_format(
+    output: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, content in ODD_INPUTS.items():
+        (tmp_path / name).write_bytes(content)
+    code, out, err = run(["check", "--output", output, str(tmp_path)], capsys)
+    assert code == 2 and "Traceback" not in err
+    if output == "json":
+        body = json.loads(out)
+        jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
+        assert [(Path(e["file"]).name, e["line"]) for e in body["errors"]] == [
+            ("binary.yaml", 0),
+            ("items.yaml", 3),
+        ]
+        assert body["summary"]["files"] == len(ODD_INPUTS)

@@ -276,12 +276,11 @@ def kind_problem(data: Any) -> tuple[bool, str]:
     case, a removed or unknown batch version); (False, "") for any other document."""
     if not isinstance(data, dict):
         return False, ""
-    api_version, kind = data.get("apiVersion"), data.get("kind")
-    if (api_version, kind) in JUDGED:
-        return True, ""
+    kind, version = data.get("kind"), _text(data.get("apiVersion"))
     if not isinstance(kind, str) or not kind:
         return False, ""
-    version = _text(api_version)
+    if (version, kind) in JUDGED:
+        return True, ""
     group = version.partition("/")[0] if "/" in version else ""
     looks_like_a_job = kind.lower() in ("job", "cronjob") and "/" not in version
     if group.lower() != "batch" and not looks_like_a_job:
@@ -295,7 +294,7 @@ def kind_problem(data: Any) -> tuple[bool, str]:
 def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
     data = manifest.data
-    if not isinstance(data, dict) or (data.get("apiVersion"), data.get("kind")) not in JUDGED:
+    if not kind_problem(data)[0]:
         return None
     kind = str(data["kind"])
     key = pair_key(data)
