@@ -14,8 +14,10 @@ error too.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -399,7 +401,23 @@ def check_file(path: str, options: CheckOptions) -> FileOutcome:
     outcome.findings = [finding for _, finding in sorted(found, key=lambda item: item[0])]
     if not outcome.findings:
         outcome.findings.append(InputError(outcome.file, 0, NO_DOCUMENTS))
+    # Reference cycles made while judging this file (see `batch_collection`).
+    gc.collect(0)
     return outcome
+
+
+@contextmanager
+def batch_collection() -> Iterator[None]:
+    """Switch the cyclic collector's automatic passes off for a batch run: they rescan all
+    the results kept so far, about a sixth of a large run's time. `check_file` collects the
+    young objects after each file, so cycles are still reclaimed, each object scanned once."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _WORKER_OPTIONS: CheckOptions | None = None
@@ -408,6 +426,7 @@ _WORKER_OPTIONS: CheckOptions | None = None
 def _init_worker(options: CheckOptions) -> None:
     global _WORKER_OPTIONS
     _WORKER_OPTIONS = options
+    gc.disable()  # a worker only runs check_file, which collects after each file
 
 
 def _check_in_worker(path: str) -> FileOutcome:
@@ -427,7 +446,8 @@ def check(paths: list[str] | Inputs, options: CheckOptions, jobs: int = 1) -> Ch
     )
     parallel = [p for p in files if p != STDIN]
     if jobs <= 1 or len(parallel) < 2:
-        report.outcomes = [check_file(p, options) for p in files]
+        with batch_collection():
+            report.outcomes = [check_file(p, options) for p in files]
         return report
     outcomes: dict[str, FileOutcome] = {}
     with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(options,)) as pool:
