@@ -94,3 +94,166 @@ def random_manifest(rng: random.Random, i: int) -> dict[str, Any]:
 def random_cronjob(rng: random.Random, i: int) -> dict[str, Any]:
     """A stored CronJob whose jobTemplate has a random pod template."""
     return cronjob(f"cron-{i}", namespace="team-a", backoffLimit=2, template=_pod(rng))
+
+
+# --- realistic manifests, as people write them (text, not dumped) -------------------------------
+
+_REALISTIC_JOB = """\
+# training run {i}: {about}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: ml-team
+  labels:
+    app.kubernetes.io/name: trainer
+    app.kubernetes.io/part-of: "pipeline"
+    kueue.x-k8s.io/queue-name: team-a
+  annotations:
+    owner: "data-platform"
+    description: "nightly training, shard {i}"
+spec:
+{spec}  ttlSecondsAfterFinished: 3600
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: trainer
+    spec:
+{restart}      containers:
+        - name: trainer
+{image}          imagePullPolicy: IfNotPresent
+          command: ["python", "-m", "train"]
+          args: ["--epochs", "{epochs}", "--batch-size", "256", "--lr", "0.001"]
+          env:
+            - name: WORLD_SIZE
+              value: "{completions}"
+            - name: NCCL_DEBUG
+              value: "INFO"
+            - name: USE_GPU
+              value: "true"
+            - name: RETRIES
+              value: '3'
+          ports:
+            - containerPort: 29500
+              name: dist
+          resources:
+            requests:
+              cpu: "{cpu}"
+              memory: 4Gi
+              nvidia.com/gpu: "1"
+            limits:
+              cpu: "{cpu}"
+              memory: "8Gi"
+              nvidia.com/gpu: "1"
+          volumeMounts:
+            - name: data
+              mountPath: /data
+              readOnly: true
+            - name: scratch
+              mountPath: /scratch
+      volumes:
+        - name: data
+          persistentVolumeClaim:
+            claimName: training-data
+        - name: scratch
+          emptyDir:
+            sizeLimit: "10Gi"
+      nodeSelector:
+        node.kubernetes.io/instance-type: "g5.xlarge"
+      tolerations:
+        - key: nvidia.com/gpu
+          operator: Exists
+          effect: NoSchedule
+"""
+
+_REALISTIC_CRONJOB = """\
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: {name}
+  namespace: ml-team
+  labels:
+    app.kubernetes.io/name: reports
+spec:
+  schedule: "{schedule}"
+  timeZone: "Europe/Berlin"
+  concurrencyPolicy: {policy}
+  startingDeadlineSeconds: 300
+  successfulJobsHistoryLimit: 3
+  failedJobsHistoryLimit: 1
+  jobTemplate:
+    spec:
+      backoffLimit: 2
+      activeDeadlineSeconds: 1800
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+            - name: report
+              image: "registry.example.com/reports:2.0.1"
+              args: ["--since", "24h", "--limit", "{limit}"]
+              env:
+                - name: DRY_RUN
+                  value: "false"
+              resources:
+                requests: {{cpu: "500m", memory: "256Mi"}}
+                limits: {{cpu: "1", memory: "512Mi"}}
+"""
+
+
+def realistic_document(rng: random.Random, i: int) -> str:
+    """One Job or CronJob as a person writes it: quoted numbers and strings, comments, flow
+    lists; 60% Indexed Jobs with a successPolicy, 20% plain Jobs, 20% CronJobs; about a fifth
+    of them invalid (the API server, or jobguard's rules, would refuse them)."""
+    roll = rng.random()
+    broken = rng.random() < 0.2
+    if roll >= 0.8:
+        schedule, policy = "30 2 * * *", "Forbid"
+        if broken:
+            schedule, policy = rng.choice([("every day", "Forbid"), ("0 3 * * *", "Sometimes")])
+        return _REALISTIC_CRONJOB.format(
+            name=f"report-{i}", schedule=schedule, policy=policy, limit=rng.randint(10, 999)
+        )
+    completions = rng.choice([4, 8, 16, 32])
+    if roll < 0.6:
+        spec = (
+            "  completionMode: Indexed\n"
+            f"  completions: {completions}\n"
+            f"  parallelism: {completions // 2}\n"
+            "  backoffLimitPerIndex: 1\n"
+            "  maxFailedIndexes: 2\n"
+            "  successPolicy:\n"
+            "    rules:\n"
+            f'      - succeededIndexes: "0-{completions // 2 - 1}"\n'
+            "        succeededCount: 2\n"
+        )
+        about = "Indexed, done when the first half succeeds"
+    else:
+        spec = f"  completions: {completions}\n  parallelism: 2\n  backoffLimit: 3\n"
+        about = "plain"
+    fields = {
+        "i": i,
+        "about": about,
+        "name": f"train-{i}",
+        "spec": spec,
+        "restart": "      restartPolicy: Never\n",
+        "image": '          image: "registry.example.com/ml/trainer:1.4.2"\n',
+        "epochs": rng.choice([5, 10, 20]),
+        "completions": completions,
+        "cpu": rng.choice([1, 2, 4]),
+    }
+    if broken:
+        defect = rng.randrange(5)
+        if defect == 0:
+            fields["name"] = f"Train-{i}"  # OM-001: not a DNS subdomain
+        elif defect == 1:
+            fields["image"] = ""  # POD: image required
+        elif defect == 2:
+            fields["restart"] = ""  # JS-005
+        elif defect == 3:
+            fields["spec"] = spec.replace(
+                f"completions: {completions}", f'completions: "{completions}"'
+            )
+        else:
+            fields["spec"] = spec.replace("succeededCount: 2", "succeededCount: 99")
+    return _REALISTIC_JOB.format(**fields)

@@ -131,7 +131,9 @@ DEC_CONFIGS = {
     "dryrun": "rules: {DEC-001: {enforcement: dryrun}}\n",
     "disabled": "rules: {DEC-001: {enabled: false}}\n",
 }
-READ_ERROR = "Input should be a valid integer"
+# Worded as the API server's OpenAPI validation words a wrong type.
+READ_DETAIL = 'spec.completions in body must be of type integer: "string"'
+READ_ERROR = f'Invalid value: "string": {READ_DETAIL}'
 DEC_RESPONSES: dict[str, dict[str, Any]] = {
     "deny": {
         "uid": "uid-1",
@@ -146,7 +148,7 @@ DEC_RESPONSES: dict[str, dict[str, Any]] = {
                 "kind": "Job",
                 "causes": [
                     {
-                        "reason": "FieldValueInvalid",
+                        "reason": "FieldValueTypeInvalid",
                         "message": READ_ERROR,
                         "field": "spec.completions",
                     }
@@ -158,7 +160,7 @@ DEC_RESPONSES: dict[str, dict[str, Any]] = {
     "warn": {
         "uid": "uid-1",
         "allowed": True,
-        "warnings": [f"DEC-001 spec.completions: {READ_ERROR}"],
+        "warnings": [f"DEC-001 spec.completions: {READ_DETAIL}"],
         "auditAnnotations": {"violations": "DEC-001=warn"},
     },
     "dryrun": {
@@ -168,7 +170,17 @@ DEC_RESPONSES: dict[str, dict[str, Any]] = {
     },
     "disabled": {"uid": "uid-1", "allowed": True},
 }
-MANIFEST = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: pi}\nspec:\n  completions: ten\n"
+MANIFEST = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  completions: ten
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+"""
 
 
 def unreadable_job() -> dict[str, Any]:
@@ -217,7 +229,7 @@ def test_dec001_in_check(
         {
             "rule": "DEC-001",
             "field": "spec.completions",
-            "type": "FieldValueInvalid",
+            "type": "FieldValueTypeInvalid",
             "message": READ_ERROR,
             "enforcement": name,
             "line": 5,

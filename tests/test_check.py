@@ -47,24 +47,27 @@ def test_text_output_locates_fields(anchored: Path, capsys: pytest.CaptureFixtur
     lines = out.splitlines()
     f = str(anchored)
     assert lines[:-1] == [
-        f"{f}:13:9: SP-006 spec.successPolicy.rules[1].succeededIndexes: Invalid value: "
+        f"{f}:13:9: deny: SP-006 spec.successPolicy.rules[1].succeededIndexes: Invalid value: "
         '"1,0": error parsing succeededIndexes: non-increasing order, previous: 1, current: 0',
-        f"{f}:14:9: SP-008 spec.successPolicy.rules[1].succeededCount: Invalid value: 9: "
+        f"{f}:14:9: deny: SP-008 spec.successPolicy.rules[1].succeededCount: Invalid value: 9: "
         "must be less than or equal to 4 (the number of specified completions)",
-        f"{f}:14:9: SP-009 spec.successPolicy.rules[1].succeededCount: Invalid value: 9: "
+        f"{f}:14:9: deny: SP-009 spec.successPolicy.rules[1].succeededCount: Invalid value: 9: "
         "must be less than or equal to 0 (the number of indexes in the specified "
         "succeededIndexes field)",
+        # the ConfigMap is named, with why it is not judged
+        f"{f}:21: v1 ConfigMap not-a-job: not a batch/v1 Job or CronJob: skipped",
         # restartPolicy is absent: the nearest existing ancestor, template.spec, is named.
-        f"{f}:34:9: JS-005 spec.template.spec.restartPolicy: Required value: valid values: "
-        '"OnFailure", "Never"',
-        f"{f}:43:11: CJ-001 spec.jobTemplate.spec.successPolicy: Invalid value: "
+        f"{f}:34:9: deny: JS-005 spec.template.spec.restartPolicy: Required value: valid "
+        'values: "OnFailure", "Never"',
+        f"{f}:43:11: deny: CJ-001 spec.jobTemplate.spec.successPolicy: Invalid value: "
         '{"rules":[{"succeededCount":1}]}: requires indexed completion mode',
         # ... found through the merge key `<<: *bare`, in the anchored mapping.
-        f"{f}:34:9: CJ-005 spec.jobTemplate.spec.template.spec.restartPolicy: Required value: "
-        'valid values: "OnFailure", "Never"',
+        f"{f}:34:9: deny: CJ-005 spec.jobTemplate.spec.template.spec.restartPolicy: Required "
+        'value: valid values: "OnFailure", "Never"',
     ]
     assert lines[-1] == (
-        "6 violation(s) (6 deny, 0 warn, 0 dryrun) in 3 checked document(s) of 1 file(s); 1 skipped"
+        "6 violation(s) (6 deny, 0 warn, 0 dryrun) in 3 checked document(s) of 1 file(s); "
+        "1 skipped, 0 error(s)"
     )
 
 
@@ -80,8 +83,26 @@ def test_json_output_is_exact_and_schema_valid(
         "documents": 4,
         "checked": 3,
         "skipped": 1,
+        "errors": 0,
+        "excluded": 0,
         "violations": 6,
+        "deny": 6,
+        "warn": 0,
+        "dryrun": 0,
+        "mutations": 0,
     }
+    assert body["skipped"] == [
+        {
+            "file": str(anchored),
+            "document": 1,
+            "line": 21,
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "not-a-job",
+            "reason": "not a batch/v1 Job or CronJob",
+        }
+    ]
+    assert body["errors"] == [] and body["excluded"] == []
     assert [(r["document"], r["kind"], r["namespace"], r["name"]) for r in body["results"]] == [
         (0, "Job", "default", "indexed"),
         (2, "Job", "default", "no-restart-policy"),
@@ -105,8 +126,16 @@ def test_junit_output_is_schema_valid(anchored: Path, capsys: pytest.CaptureFixt
     schema.validate(out.split("\n", 1)[1])  # without the XML declaration
     tree: Any = schema.to_dict(out.split("\n", 1)[1])
     suite = tree["testsuite"][0]
-    assert suite["@tests"] == 3 and suite["@failures"] == 6
-    assert [len(case.get("failure", [])) for case in suite["testcase"]] == [3, 1, 2]
+    # Counts are of testcases: three judged documents, all failing, and the skipped ConfigMap.
+    assert (suite["@tests"], suite["@failures"], suite["@errors"], suite["@skipped"]) == (
+        4,
+        3,
+        0,
+        1,
+    )
+    assert tree["@tests"] == 4 and tree["@failures"] == 3
+    assert [len(case.get("failure", [])) for case in suite["testcase"]] == [3, 1, 2, 0]
+    assert suite["testcase"][3]["skipped"] == {"@message": "not a batch/v1 Job or CronJob"}
 
 
 def test_sarif_output_is_schema_valid(anchored: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,8 +210,84 @@ def test_decode_errors_are_violations(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out, _ = run(["check", str(path)], capsys)
     assert code == 1
     assert out.splitlines()[0] == (
-        f"{path}:5:3: DEC-001 spec.completions: Input should be a valid integer"
+        f'{path}:5:3: deny: DEC-001 spec.completions: Invalid value: "string": '
+        'spec.completions in body must be of type integer: "string"'
     )
+
+
+def test_every_wrong_type_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """All wrongly typed fields of a document in one run, worded as the API server words
+    them: the ones the decoder reads (DEC-001) and the others (SC-002)."""
+    path = tmp_path / "typed.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\n"
+        "kind: Job\n"
+        "metadata: {name: t, labels: {tier: 1}}\n"
+        "spec:\n"
+        "  completions: ten\n"
+        '  suspend: "yes"\n'
+        "  parallelism: 99999999999\n"
+        "  template:\n"
+        "    spec:\n"
+        "      restartPolicy: Never\n"
+        "      containers:\n"
+        "        - name: main\n"
+        "          image: 5\n"
+        "          ports: [{containerPort: '80'}]\n"
+    )
+    code, out, _ = run(["check", "--output", "json", str(path)], capsys)
+    assert code == 1
+    (result,) = json.loads(out)["results"]
+    assert [
+        (v["rule"], v["field"], v["type"], v["message"], v["line"]) for v in result["violations"]
+    ] == [
+        (
+            "DEC-001",
+            "metadata.labels[tier]",
+            "FieldValueTypeInvalid",
+            'Invalid value: "integer": metadata.labels[tier] in body must be of type string: '
+            '"integer"',
+            3,
+        ),
+        (
+            "DEC-001",
+            "spec.completions",
+            "FieldValueTypeInvalid",
+            'Invalid value: "string": spec.completions in body must be of type integer: "string"',
+            5,
+        ),
+        (
+            "DEC-001",
+            "spec.suspend",
+            "FieldValueTypeInvalid",
+            'Invalid value: "string": spec.suspend in body must be of type boolean: "string"',
+            6,
+        ),
+        (
+            "DEC-001",
+            "spec.parallelism",
+            "FieldValueInvalid",
+            "Invalid value: 99999999999: spec.parallelism in body should be less than or equal "
+            "to 2147483647",
+            7,
+        ),
+        (
+            "SC-002",
+            "spec.template.spec.containers[0].image",
+            "FieldValueTypeInvalid",
+            'Invalid value: "integer": spec.template.spec.containers[0].image in body must be of '
+            'type string: "integer"',
+            13,
+        ),
+        (
+            "SC-002",
+            "spec.template.spec.containers[0].ports[0].containerPort",
+            "FieldValueTypeInvalid",
+            'Invalid value: "string": spec.template.spec.containers[0].ports[0].containerPort in '
+            'body must be of type integer: "string"',
+            14,
+        ),
+    ]
 
 
 # --- --old pairing: UPDATE semantics ----------------------------------------------------------

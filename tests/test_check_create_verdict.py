@@ -129,11 +129,11 @@ def test_all_examples_at_once_in_text(tmp_path: Path, capsys: pytest.CaptureFixt
     code, out = run(["check", str(tmp_path)], capsys)
     assert code == 1
     assert (
-        f'{tmp_path / "mars.yaml"}:7:3: CS-002 spec.timeZone: Invalid value: "Mars/Olympus": '
+        f'{tmp_path / "mars.yaml"}:7:3: deny: CS-002 spec.timeZone: Invalid value: "Mars/Olympus": '
         "unknown time zone Mars/Olympus"
     ) in out.splitlines()
     assert (
-        f'{tmp_path / "every-day.yaml"}:6:3: CS-001 spec.schedule: Invalid value: "every day": '
+        f'{tmp_path / "every-day.yaml"}:6:3: deny: CS-001 spec.schedule: Invalid value: "every day": '
         "expected exactly 5 fields, found 2: [every day]"
     ) in out.splitlines()
     assert "6 violation(s) (6 deny, 0 warn, 0 dryrun) in 6 checked document(s)" in out

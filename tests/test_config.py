@@ -105,7 +105,7 @@ def test_every_problem_is_reported_at_once_in_line_order() -> None:
         ),
         (
             "rules:\n  NE-007: {params: {users: a}}\n",
-            "rules.NE-007.params.users: Input should be a valid list",
+            'rules.NE-007.params.users: must be of type array: "string"',
         ),
         ("exemptions: {builtin: false}\n", "did you mean builtIn?"),
     ],

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from jobguard.app.manifests import K8sLoader, _documents, _load, _load_slow, parse
-from tests.corpus import realworld_files
+from jobguard.app.manifests import (
+    K8sLoader,
+    _BlockLines,
+    _documents,
+    _load,
+    _load_slow,
+    locate,
+    parse,
+    path_tokens,
+)
+from tests.corpus import DATA, realworld_files
 
 TRICKY = [
     "a: yes",
@@ -66,3 +77,213 @@ def test_documents_keep_their_lines() -> None:
     assert [m.data for m in manifests] == [{"a": 1}, {"b": 2}, {"c": {"d": [1, 2]}}]
     assert manifests[2].locate("c.d[1]") == (8, 5)
     assert manifests[1].locate("b") == (3, 1)
+
+
+# --- quoted numbers and strings stay on the fast reader ------------------------------------------
+
+QUOTED = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  annotations: {owner: "data-platform", retries: '3'}
+spec:
+  completions: 8
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: trainer
+          image: "registry.example.com/ml/trainer:1.4.2"
+          args: ["--epochs", "10", "--lr", "0.001", "--resume", "true", "--x", "null"]
+          env:
+            - {name: WORLD_SIZE, value: "8"}
+            - {name: USE_GPU, value: "yes"}
+            - {name: MODE, value: "010"}
+          resources:
+            requests: {cpu: "2", memory: 4Gi}
+            limits: {cpu: "2", nvidia.com/gpu: "1"}
+"""
+
+
+def test_quoted_scalars_are_read_by_the_fast_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quoted numbers, booleans and nulls (and quoted `yes`, `010`, which YAML 1.1 would
+    resolve unquoted) do not send a document to PyYAML, and read as PyYAML reads them."""
+    expected = _load_slow(QUOTED)
+    assert expected[0]["spec"]["template"]["spec"]["containers"][0]["env"][1]["value"] == "yes"
+
+    def refuse(chunk: str) -> list[object]:
+        raise AssertionError("read by PyYAML")
+
+    monkeypatch.setattr("jobguard.app.manifests._load_slow", refuse)
+    assert _load(QUOTED) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a: "yes"\nb: yes',
+        "a: '010'\nb: [010]",
+        'a: "1_000"\nb: {c: 1_000}',
+        'env: ["on"]\non: push',
+        'a: "yes"\n# yes: a plain word in a comment is taken for a scalar (the safe side)\n',
+    ],
+)
+def test_a_plain_yaml_1_1_scalar_beside_a_quoted_one_is_read_by_pyyaml(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _load_slow(text)
+    calls: list[str] = []
+
+    def counted(chunk: str) -> list[object]:
+        calls.append(chunk)
+        return [yaml.load(chunk, Loader=K8sLoader)]
+
+    monkeypatch.setattr("jobguard.app.manifests._load_slow", counted)
+    assert _load(text) == expected
+    assert calls == [text]
+
+
+TOKENS = [
+    *("yes", "no", "on", "off", "y", "n", "true", "False", "NULL", "~", "null"),
+    *("010", "0o17", "0x1F", "0b11", "1_000", "1:20", "1e3", "12e03", "+3", "-0", "00", "08"),
+    *(".5", "1.", "1.0e+3", ".inf", "-.Inf", "685_230.15", "2", "10", "0.001", "<<", "="),
+    *("abc", "a b", "2026-01-01", "2026-01-01T00:00:00Z", "-", "x:y", "#c"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(TOKENS), st.sampled_from(["", "'", '"']), st.booleans()),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_fast_reader_agrees_with_yaml_1_1_on_any_mix(
+    entries: list[tuple[str, str, bool]],
+) -> None:
+    lines = []
+    for i, (token, quote, in_list) in enumerate(entries):
+        if not quote and token in ("-", "#c", "x:y", "a b", "<<"):
+            quote = '"'  # not a scalar unquoted
+        scalar = f"{quote}{token}{quote}"
+        lines.append(f"k{i}: [{scalar}]" if in_list else f"k{i}: {scalar}")
+    text = "\n".join(lines) + "\n"
+    try:
+        expected = _load_slow(text)
+    except (yaml.YAMLError, ValueError):
+        return  # not YAML PyYAML reads (e.g. `=` unquoted): nothing to compare
+    assert repr(_load(text)) == repr(expected)
+
+
+# --- positions without composing -------------------------------------------------------------------
+
+BLOCK_STYLES = """\
+# leading comment
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: styles
+  labels:
+    app.kubernetes.io/name: x   # trailing comment
+  annotations: {a: b}
+spec:
+  template:
+    metadata:
+      labels:
+        a: b
+    spec:
+      containers:
+      - name: indentless
+        command:
+          - sh
+          - -c
+          - |
+            echo "key: value"
+            - not an item
+        args: ['a', 'b: c']
+      -
+        name: dash-alone
+        image: "quoted"
+      - name: anchored
+        env: &env
+          - {name: A, value: "1"}
+      - name: aliased
+        env: *env
+      initContainers:
+        - name: init
+          image: >-
+            folded
+          ports:
+            - containerPort: 80
+              name: http
+      volumes:
+        - name: data
+          emptyDir: {}
+      nodeSelector:
+        "quoted/key": v
+      tolerations:
+      - key: k
+        operator: Exists
+"""
+
+
+def _all_paths(value: object, prefix: str = "") -> list[str]:
+    paths = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            name = str(key)
+            plain = name.replace("-", "").replace("_", "").isalnum()
+            path = (
+                f"{prefix}.{name}" if prefix and plain else f"{prefix}[{name}]" if prefix else name
+            )
+            paths += _all_paths(child, path)
+        paths.append(f"{prefix}.missing" if prefix else "missing")
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            paths += _all_paths(child, f"{prefix}[{i}]")
+        paths += [f"{prefix}[{len(value)}]", f"{prefix}.name"]
+    return paths
+
+
+def _agree(text: str) -> tuple[int, int]:
+    """Every path of every object, located by the block reader and by composing: the same
+    answer whenever the block reader answers. Returns (paths, answered by the block reader)."""
+    total = answered = 0
+    for manifest in parse(text, "f.yaml"):
+        root = yaml.compose(manifest.source, Loader=K8sLoader)
+        lines = _BlockLines(manifest.source)
+        for path in _all_paths(manifest.data):
+            total += 1
+            found = lines.locate([*manifest.prefix, *path_tokens(path)])
+            if found is None:
+                continue
+            answered += 1
+            assert (found[0] + 1, found[1] + 1) == locate(root, path, manifest.prefix), path
+    return total, answered
+
+
+def test_block_reader_agrees_with_the_composer() -> None:
+    total, answered = _agree(BLOCK_STYLES)
+    # Most of it is read without composing; anchors, aliases and quoted keys are composed.
+    assert answered > total * 3 // 4
+    for path in [*realworld_files(), *sorted(DATA.glob("c*/**/*.yaml"))]:
+        _agree(path.read_text())
+    _agree(QUOTED)
+    _agree((DATA / "check" / "anchored.yaml").read_text())
+
+
+def test_block_reader_steps_aside_for_what_it_does_not_follow() -> None:
+    text = 'a:\n  b: "multi\n  c: line"\n'
+    assert _BlockLines(text).locate(["a", "b"]) is None
+    (manifest,) = parse(text, "f.yaml")
+    assert manifest.locate("a.b") == (2, 3)
+    mixed = "a:\n  b: 'say \"hi'\n  c: 1\n"  # both kinds of quotes on a line: composed
+    assert _BlockLines(mixed).locate(["a", "c"]) is None
+    (manifest,) = parse(mixed, "f.yaml")
+    assert manifest.locate("a.c") == (3, 3)
+    anchored = "x: &a\n  y: 1\nz:\n  <<: *a\n"
+    assert _BlockLines(anchored).locate(["z", "y"]) is None
+    (manifest,) = parse(anchored, "f.yaml")
+    assert manifest.locate("z.y") == (2, 3)  # through the merge key, in the anchored mapping

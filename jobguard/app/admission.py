@@ -37,6 +37,7 @@ from jobguard.validators import (
     admit,
 )
 from jobguard.validators.model import ObjectDecodeError
+from jobguard.validators.pipeline import DECODE_RULE
 
 log = logging.getLogger("jobguard.admission")
 
@@ -222,6 +223,19 @@ def bad_object_status(kind: str, name: str, field: str, reason: str) -> Status:
     return _status(kind, name, 400, "BadRequest", message, causes)
 
 
+def unreadable_status(kind: str, name: str, denials: list[Violation]) -> Status:
+    """A 400 for an object that cannot be read as its kind (DEC-001): every offending field,
+    one cause each, with the API server's wording."""
+    errors = [v.error for v in denials]
+    message = f'{kind}.batch "{name}" could not be read: ' + _aggregate(
+        [e.message() if e.path else e.body() for e in errors]
+    )
+    causes: list[Cause] = [
+        {"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors
+    ]
+    return _status(kind, name, 400, "BadRequest", message, causes)
+
+
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127]}
 
 
@@ -236,10 +250,12 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
     response: ResponsePayload = {"uid": uid, "allowed": verdict.allowed}
     denials = verdict.denials
     if denials and verdict.decode_error is not None:
-        # DEC-001 denied (no other rule ran): a bad request rather than an invalid object.
-        error = denials[0].error
-        response["status"] = bad_object_status(verdict.kind, verdict.name, error.path, error.detail)
-        return response
+        # DEC-001 denied: a bad request rather than an invalid object. A manifest's schema
+        # errors may come with it (`jobguard check` only); the answer names the decode errors.
+        decode = [v for v in denials if v.error.rule == DECODE_RULE]
+        if decode:
+            response["status"] = unreadable_status(verdict.kind, verdict.name, decode)
+            return response
     if denials:
         # Upstream rules answer like the API server (422 Invalid); policy-only denials are 403.
         if any(RULES_BY_ID[v.error.rule].upstream for v in denials):

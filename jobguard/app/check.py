@@ -4,17 +4,31 @@ Each Job or CronJob document goes through both stages of the chain (`validators.
 applied manifest goes through the cluster's: a CREATE, or, when `--old` holds a document with
 the same apiVersion, kind, namespace and name, an UPDATE (of `/status` with `--subresource
 status`).
+
+Nothing passes silently: every document is judged, skipped and named (other kinds, Helm
+templates), or an error (a document that cannot be parsed, or one that looks like a Job or
+CronJob but that the API server would not take as one); an input without any document is an
+error too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobguard.app.manifests import STDIN, Manifest, ManifestError, read_manifests
+from jobguard.app.manifests import (
+    STDIN,
+    Inputs,
+    Manifest,
+    ManifestError,
+    read_file,
+    read_manifests,
+)
 from jobguard.validators import (
     Enforcement,
     Operation,
@@ -25,12 +39,28 @@ from jobguard.validators import (
     admit,
     resolve_namespace,
 )
+from jobguard.validators.errors import ABSENT, OMITTED, FieldChange
 
 JUDGED = {("batch/v1", "Job"), ("batch/v1", "CronJob")}
 DEFAULT_USER = "jobguard-check"
 DEFAULT_GROUPS = ("system:authenticated",)
 
+NOT_JUDGED = "not a batch/v1 Job or CronJob"
+NOT_AN_OBJECT = "not a Kubernetes object (no kind)"
+TEMPLATE = "template, not plain YAML"
+NO_DOCUMENTS = "no documents (empty input)"
+NO_MANIFEST_FILES = "no manifest files (*.yaml, *.yml, *.json)"
+
 PairKey = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRecord:
+    """A field that differs from the stored object (None on the side that does not set it)."""
+
+    field: str
+    old: Any = None
+    new: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +70,22 @@ class ViolationRecord:
     type: str
     message: str
     enforcement: str
+    line: int
+    column: int
+    changes: tuple[ChangeRecord, ...] = ()
+    """For immutability findings (TM-001, TM-003, IM-): the fields that differ."""
+    brief: str = ""
+    """The message without the value it echoes, when `changes` say more (else empty)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MutationRecord:
+    """What the mutating webhook would change before validation (a suspend policy)."""
+
+    field: str
+    value: Any
+    policy: str
+    message: str
     line: int
     column: int
 
@@ -52,28 +98,104 @@ class DocumentResult:
     namespace: str
     name: str
     violations: list[ViolationRecord]
+    mutations: list[MutationRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedDocument:
+    """A document not judged, and why: another kind, or a template."""
+
+    file: str
+    line: int
+    reason: str
+    document: int | None = None
+    """Its position among the file's objects; None for a template (not read as objects)."""
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    """An input that cannot be judged: unreadable, unparsable, empty, or a document that looks
+    like a Job or CronJob in a form the API server does not serve."""
+
+    file: str
+    line: int
+    """1-based; 0 when the error is about the whole file."""
+    message: str
+    document: int | None = None
+
+    def __str__(self) -> str:
+        return (
+            f"{self.file}:{self.line}: {self.message}"
+            if self.line
+            else (f"{self.file}: {self.message}")
+        )
+
+
+Finding = DocumentResult | SkippedDocument | InputError
+"""What became of one document (or of a file that has none to give)."""
 
 
 @dataclass(slots=True)
 class FileOutcome:
     file: str
-    documents: int = 0
-    skipped: int = 0
-    results: list[DocumentResult] = field(default_factory=list)
-    error: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    """In the file's order."""
+
+    @property
+    def results(self) -> list[DocumentResult]:
+        return [f for f in self.findings if isinstance(f, DocumentResult)]
+
+    @property
+    def skipped_documents(self) -> list[SkippedDocument]:
+        return [f for f in self.findings if isinstance(f, SkippedDocument)]
+
+    @property
+    def problems(self) -> list[InputError]:
+        return [f for f in self.findings if isinstance(f, InputError)]
+
+    @property
+    def documents(self) -> int:
+        """Documents seen: judged, skipped, or in error."""
+        return sum(1 for f in self.findings if not isinstance(f, InputError) or f.line)
+
+    @property
+    def skipped(self) -> int:
+        return len(self.skipped_documents)
+
+    @property
+    def error(self) -> str | None:
+        """The first error, as a line (`FILE:LINE: message`)."""
+        problems = self.problems
+        return str(problems[0]) if problems else None
 
 
 @dataclass(slots=True)
 class CheckReport:
     outcomes: list[FileOutcome]
+    excluded: list[str] = field(default_factory=list)
+    """Files `--exclude` left out."""
+    input_problems: list[InputError] = field(default_factory=list)
+    """Errors about the command line's inputs rather than one file (empty directories)."""
 
     @property
     def results(self) -> list[DocumentResult]:
         return [r for o in self.outcomes for r in o.results]
 
     @property
+    def skipped_documents(self) -> list[SkippedDocument]:
+        return [s for o in self.outcomes for s in o.skipped_documents]
+
+    @property
+    def problems(self) -> list[InputError]:
+        """Every input error, in the order of the inputs."""
+        return self.input_problems + [p for o in self.outcomes for p in o.problems]
+
+    @property
     def errors(self) -> list[str]:
-        return [o.error for o in self.outcomes if o.error is not None]
+        return [str(p) for p in self.problems]
 
     def summary(self) -> dict[str, int]:
         results = self.results
@@ -82,7 +204,13 @@ class CheckReport:
             "documents": sum(o.documents for o in self.outcomes),
             "checked": len(results),
             "skipped": sum(o.skipped for o in self.outcomes),
+            "errors": len(self.problems),
+            "excluded": len(self.excluded),
             "violations": sum(len(r.violations) for r in results),
+            "deny": self.count(Enforcement.DENY.value),
+            "warn": self.count(Enforcement.WARN.value),
+            "dryrun": self.count(Enforcement.DRYRUN.value),
+            "mutations": sum(len(r.mutations) for r in results),
         }
 
     def count(self, enforcement: str) -> int:
@@ -90,7 +218,8 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
-        if self.errors:
+        """2 for any input error, else 1 for a deny-level violation, else 0."""
+        if self.problems:
             return 2
         return 1 if self.count(Enforcement.DENY.value) else 0
 
@@ -134,43 +263,88 @@ def _with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
     return {**data, "metadata": {**metadata, "namespace": namespace}}
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _name(data: dict[str, Any]) -> str:
+    metadata = data.get("metadata")
+    return _text(metadata.get("name")) if isinstance(metadata, dict) else ""
+
+
+def kind_problem(data: Any) -> tuple[bool, str]:
+    """Whether a document is judged: (True, "") for a batch/v1 Job or CronJob; (False,
+    message) for one the API server would refuse as a Job or CronJob (a kind in the wrong
+    case, a removed or unknown batch version); (False, "") for any other document."""
+    if not isinstance(data, dict):
+        return False, ""
+    kind, version = data.get("kind"), _text(data.get("apiVersion"))
+    if not isinstance(kind, str) or not kind:
+        return False, ""
+    if (version, kind) in JUDGED:
+        return True, ""
+    group = version.partition("/")[0] if "/" in version else ""
+    looks_like_a_job = kind.lower() in ("job", "cronjob") and "/" not in version
+    if group.lower() != "batch" and not looks_like_a_job:
+        return False, ""
+    if not version:
+        return False, f'apiVersion not set for kind "{kind}" (Job and CronJob are batch/v1)'
+    # kubectl's words (`no matches for kind ... in version ...`): the API server has no such type.
+    return False, f'no matches for kind "{kind}" in version "{version}"'
+
+
 def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
     data = manifest.data
-    if not isinstance(data, dict) or (data.get("apiVersion"), data.get("kind")) not in JUDGED:
+    if not kind_problem(data)[0]:
         return None
     kind = str(data["kind"])
     key = pair_key(data)
     old = options.old.get(key) if key is not None else None
+    # kubectl sets the namespace it applies to; judge the objects the cluster would see.
+    namespace = resolve_namespace("", data)
+    new_object = _with_namespace(data, namespace)
     if old is None:
-        request = Request(kind, Operation.CREATE, data, requester=options.requester, manifest=True)
+        request = Request(
+            kind, Operation.CREATE, new_object, requester=options.requester, manifest=True
+        )
     else:
         request = Request(
             kind,
             Operation.UPDATE,
-            data,
-            old,
+            new_object,
+            _with_namespace(old, namespace),
             subresource=options.subresource,
             requester=options.requester,
             manifest=True,
         )
-    # kubectl sets the namespace it applies to; judge the objects the cluster would see.
-    request = dataclasses.replace(
-        request,
-        object=_with_namespace(data, request.namespace),
-        old_object=_with_namespace(old, request.namespace) if old is not None else None,
-    )
-    verdict = admit(request, options.settings).verdict
+    admission = admit(request, options.settings)
+    verdict = admission.verdict
     assert verdict is not None  # both stages were asked
     records = [_record(manifest, violation) for violation in verdict.unique()]
+    mutations = []
+    policy = admission.mutation.policy
+    if policy is not None:
+        line, column = manifest.locate("spec.suspend")
+        message = f'spec.suspend would be set to true by policy "{policy.name}"'
+        mutations.append(MutationRecord("spec.suspend", True, policy.name, message, line, column))
     return DocumentResult(
-        manifest.file, manifest.position, kind, request.namespace, verdict.name, records
+        manifest.file, manifest.position, kind, request.namespace, verdict.name, records, mutations
+    )
+
+
+def _change(change: FieldChange) -> ChangeRecord:
+    return ChangeRecord(
+        change.path,
+        None if change.old is ABSENT else change.old,
+        None if change.new is ABSENT else change.new,
     )
 
 
 def _record(manifest: Manifest, violation: Violation) -> ViolationRecord:
     error = violation.error
     line, column = manifest.locate(error.path)
+    brief = dataclasses.replace(error, value=OMITTED).body() if error.changes else ""
     return ViolationRecord(
         error.rule,
         error.path,
@@ -179,24 +353,71 @@ def _record(manifest: Manifest, violation: Violation) -> ViolationRecord:
         violation.enforcement.value,
         line,
         column,
+        tuple(_change(c) for c in error.changes),
+        brief,
+    )
+
+
+def examine(
+    manifest: Manifest, options: CheckOptions
+) -> DocumentResult | SkippedDocument | InputError:
+    """What becomes of one document: judged, skipped (and why), or an error."""
+    judged, problem = kind_problem(manifest.data)
+    if judged:
+        result = judge(manifest, options)
+        assert result is not None
+        return result
+    data = manifest.data
+    line = manifest.locate("kind" if isinstance(data, dict) and "kind" in data else "")[0]
+    if problem:
+        return InputError(manifest.file, line, problem, manifest.position)
+    if not isinstance(data, dict) or not isinstance(data.get("kind"), str) or not data["kind"]:
+        return SkippedDocument(manifest.file, line, NOT_AN_OBJECT, manifest.position)
+    return SkippedDocument(
+        manifest.file,
+        line,
+        NOT_JUDGED,
+        manifest.position,
+        _text(data.get("apiVersion")),
+        data["kind"],
+        _name(data),
     )
 
 
 def check_file(path: str, options: CheckOptions) -> FileOutcome:
     outcome = FileOutcome("<stdin>" if path == STDIN else path)
     try:
-        manifests = read_manifests(path)
+        parsed = read_file(path)
     except ManifestError as exc:
-        outcome.error = str(exc)
+        outcome.findings.append(InputError(exc.file or outcome.file, exc.line, exc.reason))
         return outcome
-    for manifest in manifests:
-        outcome.documents += 1
-        result = judge(manifest, options)
-        if result is None:
-            outcome.skipped += 1
-        else:
-            outcome.results.append(result)
+    found: list[tuple[int, Finding]] = [
+        (e.line, InputError(e.file, e.line, e.reason)) for e in parsed.errors
+    ]
+    found += [(t.line, SkippedDocument(t.file, t.line, TEMPLATE)) for t in parsed.templates]
+    for manifest in parsed.manifests:
+        found.append((manifest.first_line + 1, examine(manifest, options)))
+    # In the file's order (stable: the objects of one List keep theirs).
+    outcome.findings = [finding for _, finding in sorted(found, key=lambda item: item[0])]
+    if not outcome.findings:
+        outcome.findings.append(InputError(outcome.file, 0, NO_DOCUMENTS))
+    # Reference cycles made while judging this file (see `batch_collection`).
+    gc.collect(0)
     return outcome
+
+
+@contextmanager
+def batch_collection() -> Iterator[None]:
+    """Switch the cyclic collector's automatic passes off for a batch run: they rescan all
+    the results kept so far, about a sixth of a large run's time. `check_file` collects the
+    young objects after each file, so cycles are still reclaimed, each object scanned once."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _WORKER_OPTIONS: CheckOptions | None = None
@@ -205,6 +426,7 @@ _WORKER_OPTIONS: CheckOptions | None = None
 def _init_worker(options: CheckOptions) -> None:
     global _WORKER_OPTIONS
     _WORKER_OPTIONS = options
+    gc.disable()  # a worker only runs check_file, which collects after each file
 
 
 def _check_in_worker(path: str) -> FileOutcome:
@@ -212,11 +434,21 @@ def _check_in_worker(path: str) -> FileOutcome:
     return check_file(path, _WORKER_OPTIONS)
 
 
-def check(paths: list[str], options: CheckOptions, jobs: int = 1) -> CheckReport:
-    """Judge every file; results keep the order of `paths`."""
-    parallel = [p for p in paths if p != STDIN]
+def check(paths: list[str] | Inputs, options: CheckOptions, jobs: int = 1) -> CheckReport:
+    """Judge every file; results keep the order of the paths. `Inputs` (from
+    `manifests.collect`) also carry what `--exclude` left out and empty directories."""
+    inputs = paths if isinstance(paths, Inputs) else Inputs(files=list(paths))
+    files = inputs.files
+    report = CheckReport(
+        [],
+        list(inputs.excluded),
+        [InputError(d, 0, NO_MANIFEST_FILES) for d in inputs.empty_directories],
+    )
+    parallel = [p for p in files if p != STDIN]
     if jobs <= 1 or len(parallel) < 2:
-        return CheckReport([check_file(p, options) for p in paths])
+        with batch_collection():
+            report.outcomes = [check_file(p, options) for p in files]
+        return report
     outcomes: dict[str, FileOutcome] = {}
     with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(options,)) as pool:
         chunksize = max(1, len(parallel) // (jobs * 8))
@@ -224,4 +456,5 @@ def check(paths: list[str], options: CheckOptions, jobs: int = 1) -> CheckReport
             parallel, pool.map(_check_in_worker, parallel, chunksize=chunksize), strict=True
         ):
             outcomes[path] = outcome
-    return CheckReport([outcomes[p] if p in outcomes else check_file(p, options) for p in paths])
+    report.outcomes = [outcomes[p] if p in outcomes else check_file(p, options) for p in files]
+    return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import logging
 import os
@@ -149,7 +150,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from jobguard.app.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
-    from jobguard.app.manifests import ManifestError, expand_paths
+    from jobguard.app.manifests import ManifestError, collect, expand_paths
     from jobguard.app.report import FORMATS
     from jobguard.validators import Requester
 
@@ -162,10 +163,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    # A batch run: what is loaded by now lives to the end, so the cyclic collector need not
+    # scan it again and again (about 3% of a large run).
+    gc.freeze()
     requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
     options = CheckOptions(settings, requester, args.subresource or "", old)
-    paths = expand_paths(args.paths)
-    report = check(paths, options, args.jobs)
+    report = check(collect(args.paths, args.exclude or []), options, args.jobs)
     for error in report.errors:
         print(f"jobguard: {error}", file=sys.stderr)
     sys.stdout.write(FORMATS[args.output](report))
@@ -415,6 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="report format",
     )
     chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
+    chk.add_argument(
+        "--exclude",
+        action="append",
+        metavar="GLOB",
+        help="leave out files whose path, or a directory on it, matches (repeatable)",
+    )
     chk.set_defaults(func=cmd_check)
 
     add_audit_parser(sub, _command)

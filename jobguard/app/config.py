@@ -37,6 +37,7 @@ from jobguard.validators import (
     SuspendPolicy,
     UnsupportedVersionError,
 )
+from jobguard.validators.model import describe
 from jobguard.validators.selectors import validate_selector
 from jobguard.validators.versions import AUTO_VERSION
 
@@ -291,7 +292,12 @@ def _validation_problems(
         # Dict keys are reported as (..., key, "[key]"): the path names the key itself.
         loc = tuple(part for part in error["loc"] if part != "[key]")
         line_loc = loc[:-1] if error["type"] == "missing" else loc
-        reason = str(error["msg"]).removeprefix("Value error, ")
+        # Wrong types are worded as the API server words them for objects.
+        problem = describe(error)
+        if problem.type_error:
+            reason = problem.detail.removeprefix(f"{problem.field} in body ")
+        else:
+            reason = str(error["msg"]).removeprefix("Value error, ")
         hint = _hint(error["type"], loc, error.get("input"))
         problems.append(
             ConfigProblem(source, _line_of(root, line_loc), _path_text(loc), reason, hint)

@@ -1,15 +1,22 @@
 """Reading manifests for `jobguard check`: files, directories, stdin; multi-document YAML,
-JSON and `kind: List`; each object with the YAML node it came from, for line/column lookup."""
+JSON and `kind: List`; each object with the YAML text it came from, for line/column lookup.
+
+A document that cannot be parsed is reported on its own and the others are still read; a
+Helm template (Go template actions `{{ ... }}`, not plain YAML) is recognised and set aside.
+"""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import lru_cache
+from pathlib import Path, PurePath
 from typing import Any
 
+import orjson
 import yaml
 
 try:  # a fast YAML reader for documents on which it agrees with PyYAML
@@ -31,37 +38,84 @@ class K8sLoader(yaml.CSafeLoader):
 
 
 # Where YAML 1.1 (PyYAML, like kubectl) and YAML 1.2 (ryaml) read a plain scalar differently,
-# ryaml yields a string that YAML 1.1 would have made a bool, a number, null or a merge key.
-# Such a document, or one with syntax ryaml lacks (tags), is read again by PyYAML alone. The
-# test uses PyYAML's own implicit resolvers, so it can only err on the safe side (a quoted
-# "yes" also sends the document to PyYAML).
-_RESOLVER_FIRST_CHARS = frozenset(k for k in K8sLoader.yaml_implicit_resolvers if k)
+# ryaml yields a string that YAML 1.1 would have made a bool, a number, null or a merge key,
+# or a float that YAML 1.1 reads as a string (`1e3`). The strings are found in ryaml's result
+# dumped as JSON (one C pass): a string YAML 1.1 would resolve is harmless when ryaml would not
+# read it as a string unquoted (`"2"`, `"true"`: it was quoted), and otherwise when the text
+# holds it only quoted. Anything else, and syntax ryaml lacks (tags), is read by PyYAML.
+_RESOLVER_PATTERNS = list(
+    dict.fromkeys(
+        regexp.pattern
+        for resolvers in K8sLoader.yaml_implicit_resolvers.values()
+        for tag, regexp in resolvers
+        if tag != "tag:yaml.org,2002:str"
+    )
+)
 _YAML11_RESOLVED = re.compile(
-    "|".join(
-        dict.fromkeys(
-            f"(?:{regexp.pattern})"
-            for resolvers in K8sLoader.yaml_implicit_resolvers.values()
-            for tag, regexp in resolvers
-            if tag != "tag:yaml.org,2002:str"
-        )
-    ),
-    re.VERBOSE,
+    "|".join(f"(?:{pattern})" for pattern in _RESOLVER_PATTERNS), re.VERBOSE
+)
+# JSON strings that may hold such a scalar (a superset, decided by `_YAML11_RESOLVED`; the
+# lookahead rejects most strings at their first character).
+_YAML11_JSON_CANDIDATE = re.compile(
+    r'"(?=[-+0-9.yYnNtTfFoO~<=!&*"])(?:[-+]?[0-9.][0-9a-fA-FxXoObB_.:eE+-]*'
+    r"|[yY](?:es|ES)|[nN](?:[oO]|ull|ULL)|[tT](?:rue|RUE)|[fF](?:alse|ALSE)|[oO](?:[nN]|ff|FF)"
+    r'|~|<<|[=!&*]|)"'
+)
+# A JSON number with a fraction or an exponent (orjson writes every float so).
+_JSON_FLOAT = re.compile(
+    rb"[:,\[]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)(?=[,\]}])"
 )
 _TAG = re.compile(r"(?:^|[ \t\[{,:-])!", re.MULTILINE)
+# Characters that can stand right before and after a plain scalar in a line.
+_PLAIN_BEFORE = frozenset(" \t\n[{,:")
+_PLAIN_AFTER = frozenset(" \t\n,]}:")
 
 
-def _yaml11_differs(value: Any) -> bool:
-    """Whether ryaml's reading of a document may differ from PyYAML's."""
-    if isinstance(value, str):
-        return value[:1] in _RESOLVER_FIRST_CHARS and _YAML11_RESOLVED.match(value) is not None
-    if isinstance(value, dict):
-        return any(k == "<<" or _yaml11_differs(k) or _yaml11_differs(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_yaml11_differs(v) for v in value)
-    return isinstance(value, float)
+@lru_cache(maxsize=8192)
+def _may_read_otherwise(scalar: str) -> bool:
+    """Whether this string, unquoted, is read as a string by ryaml but not by YAML 1.1: only
+    then may it have been written unquoted (ryaml reads `2` and `true` as a number and a
+    bool, so a string "2" was quoted)."""
+    if _YAML11_RESOLVED.match(scalar) is None:
+        return False
+    assert _ryaml_loads is not None
+    try:
+        return isinstance(_ryaml_loads(scalar), str)
+    except Exception:  # not a scalar ryaml reads unquoted: treat it as one it might
+        return True
+
+
+def _plain_in(text: str, scalar: str) -> bool:
+    """Whether `scalar` may stand unquoted in the text (errs on the side of yes)."""
+    start = text.find(scalar)
+    while start >= 0:
+        end = start + len(scalar)
+        before = text[start - 1] if start else "\n"
+        after = text[end] if end < len(text) else "\n"
+        if before in _PLAIN_BEFORE and after in _PLAIN_AFTER:
+            return True
+        start = text.find(scalar, start + 1)
+    return False
+
+
+def _yaml11_differs(value: Any, text: str) -> bool:
+    """Whether ryaml's reading of a document (`value`, from `text`) may differ from PyYAML's."""
+    try:
+        dumped = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits and the like
+        return True
+    if _JSON_FLOAT.search(dumped):
+        return True
+    for quoted in _YAML11_JSON_CANDIDATE.findall(dumped.decode()):
+        scalar = quoted[1:-1]
+        if _may_read_otherwise(scalar) and _plain_in(text, scalar):
+            return True
+    return False
 
 
 _DOCUMENT_START = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.MULTILINE)
+# A Go template action, as Helm charts use them (`{{ .Values.x }}`, `{{- include ... }}`).
+_TEMPLATE_ACTION = re.compile(r"\{\{.*?\}\}")
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -69,7 +123,15 @@ _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
 
 class ManifestError(ValueError):
-    """A file that cannot be read or parsed; the message names the file and line."""
+    """A file or document that cannot be read or parsed; the message names the file and
+    line, `file` and `line` (1-based, 0 for the whole file) say them apart."""
+
+    def __init__(self, message: str, file: str = "", line: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+        self.reason = reason or message
+        """The message without the file and line."""
 
 
 @dataclass(slots=True)
@@ -85,30 +147,106 @@ class Manifest:
     prefix: tuple[str | int, ...] = ()
     """Path of the object inside its document (`("items", 3)` for a List item)."""
     _root: yaml.Node | None = field(default=None, repr=False, compare=False)
+    _lines: _BlockLines | None = field(default=None, repr=False, compare=False)
 
     def locate(self, field_path: str) -> tuple[int, int]:
         """1-based line and column of a field, or of its nearest existing ancestor."""
-        if self._root is None:  # composed once, on the first violation only
-            node = yaml.compose(self.source, Loader=K8sLoader)
-            for token in self.prefix:
-                node = _child(node, token) if node is not None else None
-            self._root = node
-        line, column = locate(self._root, field_path)
+        tokens = [*self.prefix, *path_tokens(field_path)]
+        if self._lines is None:
+            self._lines = _BlockLines(self.source)
+        found = self._lines.locate(tokens)
+        if found is not None:
+            return found[0] + 1 + self.first_line, found[1] + 1
+        if self._root is None:  # composed once, when the text is beyond the block reader
+            self._root = yaml.compose(self.source, Loader=K8sLoader)
+        line, column = locate(self._root, field_path, self.prefix)
         return line + self.first_line, column
 
 
-def expand_paths(paths: list[str]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A document that is a Helm template, not plain YAML: set aside, not judged."""
+
+    file: str
+    line: int
+    """1-based line where the document starts."""
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What one file holds: its objects, the documents that cannot be parsed, templates."""
+
+    manifests: list[Manifest] = field(default_factory=list)
+    errors: list[ManifestError] = field(default_factory=list)
+    templates: list[Template] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Inputs:
+    """The files a command line names, expanded: what to read, what `--exclude` left out,
+    and directories without any manifest file."""
+
+    files: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    empty_directories: list[str] = field(default_factory=list)
+
+
+def _candidates(path: str) -> Iterable[str]:
+    """The path and every run of its components (`a/b/c`: a/b/c, a/b, b/c, a, b, c)."""
+    parts = PurePath(path).parts
+    yield path
+    for start in range(len(parts)):
+        for end in range(start + 1, len(parts) + 1):
+            yield "/".join(parts[start:end]).replace("//", "/")
+
+
+def excluded_by(path: str, patterns: Iterable[str]) -> str | None:
+    """The first glob that excludes a path: matched against the whole path and every run of
+    its components, so a directory name (`templates`) leaves out everything below it."""
+    normalized = path.removeprefix("./")
+    for pattern in patterns:
+        glob = pattern.removeprefix("./").rstrip("/") or pattern
+        if any(fnmatch.fnmatchcase(c, glob) for c in _candidates(normalized)):
+            return pattern
+    return None
+
+
+def collect(paths: list[str], exclude: Iterable[str] = ()) -> Inputs:
     """Files named directly, and manifest files below directories (sorted), in order."""
-    out: list[str] = []
+    patterns = list(exclude)
+    inputs = Inputs()
     for path in paths:
         p = Path(path)
         if path == STDIN or not p.is_dir():
-            out.append(path)
-            continue
-        out.extend(
-            str(f) for f in sorted(p.rglob("*")) if f.is_file() and f.suffix in MANIFEST_SUFFIXES
-        )
-    return out
+            found = [path]
+        else:
+            found = [
+                str(f)
+                for f in sorted(p.rglob("*"))
+                if f.is_file() and f.suffix in MANIFEST_SUFFIXES
+            ]
+            if not found:
+                inputs.empty_directories.append(path)
+        for file in found:
+            if file != STDIN and excluded_by(file, patterns) is not None:
+                inputs.excluded.append(file)
+            else:
+                inputs.files.append(file)
+    return inputs
+
+
+def expand_paths(paths: list[str], exclude: Iterable[str] = ()) -> list[str]:
+    """Files named directly, and manifest files below directories (sorted), in order."""
+    return collect(paths, exclude).files
+
+
+def is_chart_template(path: str) -> bool:
+    """Whether a file lies in a Helm chart's templates directory (`templates/` beside a
+    `Chart.yaml`), where documents are Go templates rather than plain YAML."""
+    if path == STDIN:
+        return False
+    parents = Path(path).parents
+    return any(p.name == "templates" and (p.parent / "Chart.yaml").is_file() for p in parents)
 
 
 def _read_stdin() -> bytes:
@@ -117,25 +255,42 @@ def _read_stdin() -> bytes:
 
 
 def read_text(path: str) -> str:
+    display = "<stdin>" if path == STDIN else path
     try:
         raw = _read_stdin() if path == STDIN else Path(path).read_bytes()
         # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them.
         return raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ManifestError(f"{path}: cannot read: {reason}") from None
+        raise ManifestError(
+            f"{display}: cannot read: {reason}", display, 0, f"cannot read: {reason}"
+        ) from None
+
+
+def _marker_at(text: str, start: int) -> bool:
+    """Whether a `---` or `...` at `start` (a line's start) is a document marker."""
+    end = start + 3
+    return end == len(text) or text[end] in " \t\n"
 
 
 def _documents(text: str) -> list[tuple[int, str]]:
     """The text cut at document markers: (0-based first line, text) of each document."""
     starts = []
-    for match in _DOCUMENT_START.finditer(text):
-        if match.group().startswith("..."):
-            # A document end marker closes the document before it: cut after its line.
-            end_of_line = text.find("\n", match.start())
-            starts.append(len(text) if end_of_line < 0 else end_of_line + 1)
-        else:
-            starts.append(match.start())
+    for marker in ("---", "..."):
+        # Line starts holding the marker: str.find runs in C, a MULTILINE regex does not.
+        positions = [0] if text.startswith(marker) else []
+        found = text.find("\n" + marker)
+        while found >= 0:
+            positions.append(found + 1)
+            found = text.find("\n" + marker, found + 1)
+        for position in positions:
+            if not _marker_at(text, position):
+                continue
+            if marker == "---":
+                starts.append(position)
+            else:  # a document end marker closes the document before it: cut after it
+                end_of_line = text.find("\n", position)
+                starts.append(len(text) if end_of_line < 0 else end_of_line + 1)
     starts = sorted(set(p for p in starts if p < len(text)))
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
@@ -160,22 +315,41 @@ def _load(chunk: str) -> list[Any]:
         data = _ryaml_loads(chunk)
     except Exception:  # anything ryaml refuses, PyYAML reads or explains
         return _load_slow(chunk)
-    return _load_slow(chunk) if _yaml11_differs(data) else [data]
+    return _load_slow(chunk) if _yaml11_differs(data, chunk) else [data]
 
 
-def parse(text: str, file: str) -> list[Manifest]:
-    """Every object of a multi-document YAML (or JSON) text, `kind: List` expanded."""
-    out: list[Manifest] = []
+def _parse_error(exc: Exception, file: str, first_line: int) -> ManifestError:
+    if isinstance(exc, yaml.YAMLError):
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = first_line + mark.line + 1 if mark is not None else first_line + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+    else:  # PyYAML's int constructor on e.g. `0x_`
+        line, problem = first_line + 1, str(exc)
+    reason = f"cannot parse YAML: {problem}"
+    return ManifestError(f"{file}:{line}: {reason}", file, line, reason)
+
+
+def parse_all(text: str, file: str, *, templates: bool = False) -> Parsed:
+    """Every object of a multi-document YAML (or JSON) text, `kind: List` expanded; each
+    document that cannot be parsed is an error of its own. A document with Go template
+    actions is a template when it does not parse, or always when `templates` (the file is in
+    a chart's templates directory)."""
+    parsed = Parsed()
+    out = parsed.manifests
     for first_line, chunk in _documents(text):
+        # A template's line: its first one after the document marker.
+        template_line = first_line + (2 if _DOCUMENT_START.match(chunk) else 1)
+        if templates and _TEMPLATE_ACTION.search(chunk):
+            parsed.templates.append(Template(file, template_line))
+            continue
         try:
             documents = _load(chunk)
-        except ValueError as exc:  # PyYAML's int constructor on e.g. `0x_`
-            raise ManifestError(f"{file}:{first_line + 1}: cannot parse YAML: {exc}") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-            line = first_line + mark.line + 1 if mark is not None else first_line + 1
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise ManifestError(f"{file}:{line}: cannot parse YAML: {problem}") from None
+        except (ValueError, yaml.YAMLError) as exc:
+            if _TEMPLATE_ACTION.search(chunk):
+                parsed.templates.append(Template(file, template_line))
+            else:
+                parsed.errors.append(_parse_error(exc, file, first_line))
+            continue
         for data in documents:
             if data is None:
                 continue
@@ -184,7 +358,20 @@ def parse(text: str, file: str) -> list[Manifest]:
                     out.append(Manifest(file, len(out), item, chunk, first_line, ("items", i)))
                 continue
             out.append(Manifest(file, len(out), data, chunk, first_line))
-    return out
+    return parsed
+
+
+def parse(text: str, file: str) -> list[Manifest]:
+    """Every object of a multi-document YAML (or JSON) text, `kind: List` expanded;
+    ManifestError for the first document that cannot be parsed."""
+    parsed = parse_all(text, file)
+    if parsed.errors:
+        raise parsed.errors[0]
+    if parsed.templates:
+        line = parsed.templates[0].line
+        reason = "cannot parse YAML: a template, not plain YAML"
+        raise ManifestError(f"{file}:{line}: {reason}", file, line, reason)
+    return parsed.manifests
 
 
 def _is_list(data: Any) -> bool:
@@ -232,12 +419,20 @@ def path_tokens(field_path: str) -> list[str | int]:
     return tokens
 
 
-def locate(root: yaml.Node | None, field_path: str) -> tuple[int, int]:
-    """Where a mapping entry's key starts (or a sequence item), for the deepest existing part."""
+def locate(
+    root: yaml.Node | None, field_path: str, prefix: tuple[str | int, ...] = ()
+) -> tuple[int, int]:
+    """Where a mapping entry's key starts (or a sequence item), for the deepest existing part
+    of `prefix` then `field_path` (1-based line and column in the composed text)."""
     if root is None:
         return (1, 1)
     node = root
-    mark = root.start_mark
+    for token in prefix:  # the object itself inside its document (a List item)
+        child = _child(node, token)
+        if child is None:
+            break
+        node = child
+    mark = node.start_mark
     for token in path_tokens(field_path):
         entry = _entry(node, token)
         if entry is None:
@@ -247,7 +442,194 @@ def locate(root: yaml.Node | None, field_path: str) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1)
 
 
+# --- positions in block-style YAML without composing it -----------------------------------------
+
+_BLOCK_KEY = re.compile(r"([A-Za-z0-9_][-A-Za-z0-9_./]*)[ \t]*:(?:[ \t]|$)")
+_SEQUENCE_ITEM = re.compile(r"-(?:[ \t]+|$)")
+
+
+def _closes_on_each_line(source: str) -> bool:
+    """Whether every quoted scalar and flow collection ends on the line it starts on, so that
+    no line is the continuation of one. Errs on the side of no: a backslash anywhere, a line
+    with both kinds of quotes or an odd number of double quotes, an odd number of single
+    quotes where a value starts with one, brackets that do not balance."""
+    if "\t" in source or "\\" in source:
+        return False
+    for line in source.split("\n"):
+        if '"' in line and ("'" in line or line.count('"') % 2):
+            return False
+        if (
+            "'" in line
+            and line.count("'") % 2
+            and (": '" in line or "- '" in line or line.lstrip(" ").startswith("'"))
+        ):
+            return False
+        if "[" in line or "{" in line:
+            opened = line.count("[") + line.count("{")
+            if opened != line.count("]") + line.count("}"):
+                return False
+    return True
+
+
+# What a step into the text finds: the node below (first line, column, end of its lines) and
+# the position to report; SCALAR: the field exists and nothing lies below it; OPAQUE: it
+# exists, and what lies below is beyond this reader; UNSURE: compose instead.
+_Step = tuple[int, int, int, tuple[int, int]]
+_SCALAR, _OPAQUE, _UNSURE = -1, -2, -3
+
+
+class _BlockLines:
+    """Positions of fields in the block-style YAML people write (`key: value`, `- item`),
+    read from the text's indentation, far cheaper than composing the document. `locate`
+    answers None whenever the text uses what this reader does not follow (flow collections
+    or anchors on the way, merge keys, tags, quoted or complex keys, multi-line quoted
+    scalars, directives), and the caller composes the document instead; a test holds both to
+    the same answers."""
+
+    __slots__ = ("indents", "lines", "usable")
+
+    def __init__(self, source: str) -> None:
+        self.lines = lines = source.split("\n")
+        # Indentation of each line; -1 for lines that carry nothing (blank, comment, marker).
+        contents = [line.lstrip(" ") for line in lines]
+        self.indents = [
+            len(line) - len(content) if content and content[0] != "#" else -1
+            for line, content in zip(lines, contents, strict=True)
+        ]
+        if lines[0] in ("---", "..."):
+            self.indents[0] = -1
+        self.usable = _closes_on_each_line(source)
+
+    def _first(self, start: int, end: int) -> int | None:
+        for i in range(start, end):
+            if self.indents[i] >= 0:
+                return i
+        return None
+
+    def _end(self, start: int, column: int, sequence: bool) -> int:
+        """Where the node at `column` whose lines continue from `start` ends."""
+        for i in range(start, len(self.lines)):
+            indent = self.indents[i]
+            if indent < 0:
+                continue
+            if indent < column:
+                return i
+            if sequence and indent == column and not _SEQUENCE_ITEM.match(self.lines[i], indent):
+                return i
+        return len(self.lines)
+
+    def locate(self, tokens: list[str | int]) -> tuple[int, int] | None:
+        """0-based (line, column) of the deepest existing token, or None (compose instead)."""
+        if not self.usable:
+            return None
+        root = self._first(0, len(self.lines))
+        if root is None or self.lines[root].lstrip(" ").startswith(("%", "---")):
+            return None
+        line, column, end = root, self.indents[root], len(self.lines)
+        mark = (line, column)
+        last = len(tokens) - 1
+        for position, token in enumerate(tokens):
+            text = self.lines[line]
+            step: _Step | None
+            if _SEQUENCE_ITEM.match(text, column):
+                if not isinstance(token, int):
+                    return mark  # a sequence has no named fields
+                step = self._item(line, column, end, token)
+            elif _BLOCK_KEY.match(text, column) is None:
+                return None
+            elif isinstance(token, int):
+                return mark  # a mapping has no items
+            else:
+                step = self._entry(line, column, end, token)
+            if step is None:
+                return mark
+            line, column, end, mark = step
+            if line == _SCALAR:
+                return mark
+            if line == _UNSURE or (line == _OPAQUE and position != last):
+                return None
+            if line == _OPAQUE:
+                return mark
+        return mark
+
+    def _entry(self, line: int, column: int, end: int, key: str) -> _Step | None:
+        """The entry `key` of the block mapping whose first entry is at (line, column)."""
+        for i in range(line, end):
+            indent = self.indents[i]
+            if i != line and indent != column:
+                if 0 <= indent < column:
+                    break
+                continue
+            text = self.lines[i]
+            if i != line and _SEQUENCE_ITEM.match(text, column):
+                continue  # an indentless sequence: the value of the entry before
+            match = _BLOCK_KEY.match(text, column)
+            if match is None:  # a quoted or complex key, a merge key: compose instead
+                return (_UNSURE, 0, 0, (line, column))
+            if match.group(1) == key:
+                return self._value(i, column, match.end(), end)
+        return None
+
+    def _value(self, line: int, key_column: int, value_start: int, end: int) -> _Step:
+        """What the entry at (line, key_column) holds."""
+        mark = (line, key_column)
+        rest = self.lines[line][value_start:].strip()
+        if rest and rest[0] != "#":
+            # Inline: a scalar, or something this reader does not enter.
+            return (_OPAQUE if rest[0] in "{[&*!" else _SCALAR, 0, 0, mark)
+        first = self._first(line + 1, end)
+        if first is None or self.indents[first] < key_column:
+            return (_SCALAR, 0, 0, mark)
+        column = self.indents[first]
+        text = self.lines[first]
+        if _SEQUENCE_ITEM.match(text, column):  # indented, or at the key's column
+            return (first, column, self._end(first, column, True), mark)
+        if column == key_column:
+            return (_SCALAR, 0, 0, mark)  # the next entry: this one holds nothing
+        if _BLOCK_KEY.match(text, column) is None:
+            return (_OPAQUE, 0, 0, mark)  # a multi-line scalar or a quoted key
+        return (first, column, self._end(first, column, False), mark)
+
+    def _item(self, line: int, column: int, end: int, index: int) -> _Step | None:
+        """Item `index` of the block sequence whose first item is at (line, column)."""
+        seen = -1
+        for i in range(line, end):
+            if self.indents[i] != column:
+                continue
+            dash = _SEQUENCE_ITEM.match(self.lines[i], column)
+            if dash is None:
+                continue
+            seen += 1
+            if seen != index:
+                continue
+            item_end = self._end(i + 1, column + 1, False)
+            text = self.lines[i]
+            rest = text[dash.end() :]
+            if not rest or rest[0] == "#":  # `-` alone: the item is on the lines below
+                first = self._first(i + 1, item_end)
+                if first is None:
+                    return (_UNSURE, 0, 0, (i, column))
+                inner = self.indents[first]
+                if _BLOCK_KEY.match(self.lines[first], inner) is None:
+                    return (_UNSURE, 0, 0, (first, inner))
+                return (first, inner, self._end(first, inner, False), (first, inner))
+            mark = (i, dash.end())
+            if rest[0] in "{[&*!-?|>'\"":
+                return (_OPAQUE if rest[0] in "{[&*!-?" else _SCALAR, 0, 0, mark)
+            if _BLOCK_KEY.match(text, dash.end()) is None:
+                return (_SCALAR, 0, 0, mark)  # a plain scalar item
+            return (i, dash.end(), item_end, mark)
+        return None
+
+
 def read_manifests(path: str) -> list[Manifest]:
     """Parse one file (or stdin); ManifestError names the file and line."""
     display = "<stdin>" if path == STDIN else path
     return parse(read_text(path), display)
+
+
+def read_file(path: str) -> Parsed:
+    """Parse one file (or stdin): its objects, the documents that cannot be parsed and the
+    templates; ManifestError only when the file cannot be read at all."""
+    display = "<stdin>" if path == STDIN else path
+    return parse_all(read_text(path), display, templates=is_chart_template(path))

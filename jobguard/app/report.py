@@ -1,4 +1,10 @@
-"""Output formats of `jobguard check`: text, json, junit, sarif."""
+"""Output formats of `jobguard check`: text, json, junit, sarif.
+
+Each carries everything the check found: violations with their enforcement, what a policy's
+mutation would change, the fields an immutability finding is about, skipped documents, and
+every input error (unreadable, unparsable, empty, a Job or CronJob the API server would not
+serve) with its file and line.
+"""
 
 from __future__ import annotations
 
@@ -9,53 +15,168 @@ from xml.etree import ElementTree as ET
 
 import orjson
 
-from jobguard.app.check import CheckReport, DocumentResult
+from jobguard.app.check import (
+    ChangeRecord,
+    CheckReport,
+    DocumentResult,
+    InputError,
+    SkippedDocument,
+    ViolationRecord,
+)
 from jobguard.validators import RULES_BY_ID
+from jobguard.validators.errors import render_value
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jobguard/jobguard"
 _SARIF_LEVEL = {"deny": "error", "warn": "warning", "dryrun": "note"}
 
 
+def _scalar(value: Any) -> bool:
+    return not isinstance(value, dict | list)
+
+
+def describe_change(change: ChangeRecord) -> str:
+    """`containers[0].image ("app:1" -> "app:2")`, `nodeSelector.zone (added "b")`."""
+    old, new = change.old, change.new
+    if old is None:
+        what = f"added {render_value(new)}" if _scalar(new) else "added"
+    elif new is None:
+        what = f"removed {render_value(old)}" if _scalar(old) else "removed"
+    elif _scalar(old) and _scalar(new):
+        what = f"{render_value(old)} -> {render_value(new)}"
+    else:
+        what = "changed"
+    return f"{change.field} ({what})"
+
+
+def violation_message(v: ViolationRecord) -> str:
+    """The message to show a person: for immutability findings, which fields differ instead
+    of the whole value (the webhook's answer keeps upstream's words)."""
+    if not v.changes:
+        return v.message
+    return f"{v.brief}; differs: " + ", ".join(describe_change(c) for c in v.changes)
+
+
+def _subject(s: SkippedDocument) -> str:
+    if not s.kind:
+        return ""
+    kind = f"{s.api_version} {s.kind}" if s.api_version else s.kind
+    return f"{kind} {s.name}: " if s.name else f"{kind}: "
+
+
+def skipped_line(s: SkippedDocument) -> str:
+    """`FILE:LINE: v1 ConfigMap settings: not a batch/v1 Job or CronJob: skipped`."""
+    return f"{s.file}:{s.line}: {_subject(s)}{s.reason}: skipped"
+
+
 def text(report: CheckReport) -> str:
-    lines = [
-        f"{r.file}:{v.line}:{v.column}: {v.rule} {v.field}: {v.message}"
-        for r in report.results
-        for v in r.violations
-    ]
+    """One line per finding, in file order, marked with what it means for the build (deny,
+    warn, dryrun; mutation; skipped; error), then a summary."""
+    lines = [_error_line(e) for e in report.input_problems]
+    for outcome in report.outcomes:
+        for finding in outcome.findings:
+            if isinstance(finding, SkippedDocument):
+                lines.append(skipped_line(finding))
+            elif isinstance(finding, InputError):
+                lines.append(_error_line(finding))
+            else:
+                lines += _result_lines(finding)
     s = report.summary()
+    excluded = f", {s['excluded']} excluded" if s["excluded"] else ""
     lines.append(
-        f"{s['violations']} violation(s) ({report.count('deny')} deny, {report.count('warn')} "
-        f"warn, {report.count('dryrun')} dryrun) in {s['checked']} checked document(s) of "
-        f"{s['files']} file(s); {s['skipped']} skipped"
+        f"{s['violations']} violation(s) ({s['deny']} deny, {s['warn']} warn, {s['dryrun']} "
+        f"dryrun) in {s['checked']} checked document(s) of {s['files']} file(s); "
+        f"{s['skipped']} skipped, {s['errors']} error(s){excluded}"
     )
     return "\n".join(lines) + "\n"
 
 
+def _result_lines(r: DocumentResult) -> list[str]:
+    lines = [f"{r.file}:{m.line}:{m.column}: mutation: {m.message}" for m in r.mutations]
+    lines += [
+        f"{r.file}:{v.line}:{v.column}: {v.enforcement}: {v.rule} {v.field}: {violation_message(v)}"
+        for v in r.violations
+    ]
+    return lines
+
+
+def _error_line(e: InputError) -> str:
+    where = f"{e.file}:{e.line}" if e.line else e.file
+    return f"{where}: error: {e.message}"
+
+
+def _change_json(c: ChangeRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {"field": c.field}
+    if c.old is not None:
+        out["old"] = c.old
+    if c.new is not None:
+        out["new"] = c.new
+    return out
+
+
+def _violation_json(v: ViolationRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "rule": v.rule,
+        "field": v.field,
+        "type": v.type,
+        "message": v.message,
+        "enforcement": v.enforcement,
+        "line": v.line,
+        "column": v.column,
+    }
+    if v.changes:
+        out["changes"] = [_change_json(c) for c in v.changes]
+    return out
+
+
 def _result_json(r: DocumentResult) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "file": r.file,
         "document": r.document,
         "kind": r.kind,
         "namespace": r.namespace,
         "name": r.name,
-        "violations": [
+        "violations": [_violation_json(v) for v in r.violations],
+    }
+    if r.mutations:
+        out["mutations"] = [
             {
-                "rule": v.rule,
-                "field": v.field,
-                "type": v.type,
-                "message": v.message,
-                "enforcement": v.enforcement,
-                "line": v.line,
-                "column": v.column,
+                "field": m.field,
+                "value": m.value,
+                "policy": m.policy,
+                "message": m.message,
+                "line": m.line,
+                "column": m.column,
             }
-            for v in r.violations
-        ],
+            for m in r.mutations
+        ]
+    return out
+
+
+def _skipped_json(s: SkippedDocument) -> dict[str, Any]:
+    return {
+        "file": s.file,
+        "document": s.document,
+        "line": s.line,
+        "apiVersion": s.api_version,
+        "kind": s.kind,
+        "name": s.name,
+        "reason": s.reason,
     }
 
 
+def _error_json(e: InputError) -> dict[str, Any]:
+    return {"file": e.file, "line": e.line, "document": e.document, "message": e.message}
+
+
 def json(report: CheckReport) -> str:
-    body = {"summary": report.summary(), "results": [_result_json(r) for r in report.results]}
+    body = {
+        "summary": report.summary(),
+        "results": [_result_json(r) for r in report.results],
+        "skipped": [_skipped_json(s) for s in report.skipped_documents],
+        "errors": [_error_json(e) for e in report.problems],
+        "excluded": report.excluded,
+    }
     return orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
@@ -71,24 +192,21 @@ def _xml_safe(element: ET.Element) -> None:
 
 
 def junit(report: CheckReport) -> str:
+    """A testcase per document (judged, skipped or in error) and per input error; counts are
+    of testcases, as JUnit readers count them: `failures` those with a deny-level violation,
+    `errors` those that could not be judged, `skipped` the documents not judged."""
     results = report.results
-    failures = sum(1 for r in results for v in r.violations if v.enforcement == "deny")
-    tests = str(len(results) + len(report.errors))  # unreadable files are error testcases
-    suites = ET.Element(
-        "testsuites",
-        name="jobguard",
-        tests=tests,
-        failures=str(failures),
-        errors=str(len(report.errors)),
-    )
+    skipped = report.skipped_documents
+    problems = report.problems
+    failed = sum(1 for r in results if any(v.enforcement == "deny" for v in r.violations))
+    counts = {
+        "tests": str(len(results) + len(skipped) + len(problems)),
+        "failures": str(failed),
+        "errors": str(len(problems)),
+    }
+    suites = ET.Element("testsuites", {"name": "jobguard", **counts})
     suite = ET.SubElement(
-        suites,
-        "testsuite",
-        name="jobguard check",
-        tests=tests,
-        failures=str(failures),
-        errors=str(len(report.errors)),
-        skipped="0",
+        suites, "testsuite", {"name": "jobguard check", **counts, "skipped": str(len(skipped))}
     )
     for r in results:
         case = ET.SubElement(
@@ -100,17 +218,25 @@ def junit(report: CheckReport) -> str:
         for v in r.violations:
             if v.enforcement != "deny":
                 continue
-            failure = ET.SubElement(case, "failure", type=v.rule, message=f"{v.field}: {v.message}")
-            failure.text = f"{r.file}:{v.line}:{v.column}: {v.rule} {v.field}: {v.message}"
-        others = [v for v in r.violations if v.enforcement != "deny"]
+            message = violation_message(v)
+            failure = ET.SubElement(case, "failure", type=v.rule, message=f"{v.field}: {message}")
+            failure.text = f"{r.file}:{v.line}:{v.column}: {v.rule} {v.field}: {message}"
+        others = [
+            f"{v.enforcement}: {v.rule} {v.field}: {violation_message(v)}"
+            for v in r.violations
+            if v.enforcement != "deny"
+        ] + [f"mutation: {m.message}" for m in r.mutations]
         if others:
-            out = ET.SubElement(case, "system-out")
-            out.text = "\n".join(
-                f"{v.enforcement}: {v.rule} {v.field}: {v.message}" for v in others
-            )
-    for error in report.errors:
-        case = ET.SubElement(suite, "testcase", classname=error.split(":", 1)[0], name="read")
-        ET.SubElement(case, "error", message=error).text = error
+            ET.SubElement(case, "system-out").text = "\n".join(others)
+    for s in skipped:
+        name = f"{_subject(s)}line {s.line}" if s.kind else f"line {s.line}"
+        case = ET.SubElement(suite, "testcase", classname=s.file, name=name)
+        ET.SubElement(case, "skipped", message=s.reason)
+    for e in problems:
+        case = ET.SubElement(
+            suite, "testcase", classname=e.file, name=f"line {e.line}" if e.line else "read"
+        )
+        ET.SubElement(case, "error", message=e.message).text = str(e)
     _xml_safe(suites)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
@@ -121,7 +247,29 @@ def _uri(file: str) -> str:
     return "stdin" if file == "<stdin>" else quote(file)
 
 
+def _location(file: str, line: int, column: int = 0) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(file)}}
+    if line:
+        region = {"startLine": line}
+        if column:
+            region["startColumn"] = column
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def _notification(level: str, text: str, file: str, line: int, kind: str) -> dict[str, Any]:
+    return {
+        "level": level,
+        "message": {"text": text},
+        "locations": [_location(file, line)],
+        "descriptor": {"id": kind},
+    }
+
+
 def sarif(report: CheckReport) -> str:
+    """SARIF 2.1.0: a result per violation; the invocation says whether every input could be
+    judged, with a notification per input error (error), skipped document (note) and policy
+    mutation (note)."""
     rule_ids = sorted({v.rule for r in report.results for v in r.violations})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     rules = []
@@ -138,6 +286,9 @@ def sarif(report: CheckReport) -> str:
             }
         )
     results = []
+    notifications = [
+        _notification("error", e.message, e.file, e.line, "input-error") for e in report.problems
+    ]
     for r in report.results:
         for v in r.violations:
             results.append(
@@ -145,17 +296,17 @@ def sarif(report: CheckReport) -> str:
                     "ruleId": v.rule,
                     "ruleIndex": index[v.rule],
                     "level": _SARIF_LEVEL[v.enforcement],
-                    "message": {"text": f"{v.field}: {v.message}"},
-                    "locations": [
-                        {
-                            "physicalLocation": {
-                                "artifactLocation": {"uri": _uri(r.file)},
-                                "region": {"startLine": v.line, "startColumn": v.column},
-                            }
-                        }
-                    ],
+                    "message": {"text": f"{v.field}: {violation_message(v)}"},
+                    "locations": [_location(r.file, v.line, v.column)],
                 }
             )
+        notifications += [
+            _notification("note", m.message, r.file, m.line, "mutation") for m in r.mutations
+        ]
+    notifications += [
+        _notification("note", f"{_subject(s)}{s.reason}: skipped", s.file, s.line, "skipped")
+        for s in report.skipped_documents
+    ]
     body = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -168,6 +319,12 @@ def sarif(report: CheckReport) -> str:
                         "rules": rules,
                     }
                 },
+                "invocations": [
+                    {
+                        "executionSuccessful": not report.problems,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
                 "results": results,
             }
         ],

@@ -98,10 +98,12 @@ AREAS: tuple[Area, ...] = (
         "views as strictly as the API server decodes JSON into its Go types: "
         '`"completions": "ten"` or `"suspend": "yes"` is an error naming the field, never a '
         "coercion. `decode_job` and `decode_cronjob` in `jobguard.validators.model` raise "
-        "`ObjectDecodeError`, and no other rule runs on such an object: the error becomes a "
-        "DEC-001 violation, resolved through the configuration like every rule. By default the "
-        "webhook answers it with `allowed: false` and code 400, and `jobguard check` reports it "
-        "at the offending field.",
+        "`ObjectDecodeError` naming every offending field at once, worded as the API server's "
+        'OpenAPI validation words it (`spec.completions in body must be of type integer: "string"`)'
+        ", and no other rule runs on such an object: each becomes a DEC-001 violation, resolved "
+        "through the configuration like every rule. By default the webhook answers them with "
+        "`allowed: false` and code 400 (one cause each), and `jobguard check` reports each at "
+        "its field, with a manifest's other wrongly typed fields (SC-002).",
     ),
     Area(
         "template",

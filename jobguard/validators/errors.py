@@ -47,6 +47,26 @@ class _Omitted:
 OMITTED: Any = _Omitted()
 
 
+class _Absent:
+    """Marker for a side of a `FieldChange` where the field is not set."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field that differs between the stored object and the new one (`ABSENT` where a
+    side does not set it): what an immutability error is about, for reports that say it."""
+
+    path: str
+    old: Any = ABSENT
+    new: Any = ABSENT
+
+
 def render_value(value: Any) -> str:
     """Print a value the way the API server does: strings quoted, numbers and bools bare.
 
@@ -72,6 +92,9 @@ class FieldError:
     type: ErrorType
     detail: str = ""
     value: Any = field(default=OMITTED)
+    changes: tuple[FieldChange, ...] = field(default=(), compare=False)
+    """For immutability errors, the fields that differ. Never rendered in `body()`: the
+    webhook answers exactly as the API server does; `jobguard check` shows them."""
 
     def body(self) -> str:
         """The message without the field path (`details.causes[].message`)."""

@@ -9,12 +9,13 @@ what they do not type, so `as_sent` gives them back as sent.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
-from pydantic_core import core_schema
+from pydantic_core import ErrorDetails, core_schema
 
 from jobguard.validators.semantic import parse_time
 
@@ -236,32 +237,134 @@ class CronJob(_Model):
     spec: CronJobSpec = Field(default_factory=CronJobSpec)
 
 
-class ObjectDecodeError(ValueError):
-    """An object that cannot be read as its kind; names the first offending field."""
+@dataclass(frozen=True, slots=True)
+class DecodeProblem:
+    """One field the object cannot be read with, worded as the API server's OpenAPI
+    validation words it (`spec.completions in body must be of type integer: "string"`)."""
 
-    def __init__(self, field: str, reason: str) -> None:
+    field: str
+    detail: str
+    value: Any = None
+    """What the error prints as the value: the JSON type sent, for a wrong type."""
+    type_error: bool = True
+    """A wrong type (FieldValueTypeInvalid) rather than a wrong value (FieldValueInvalid)."""
+
+
+class ObjectDecodeError(ValueError):
+    """An object that cannot be read as its kind: `field` and `reason` name the first
+    offending field, `problems` every one (all wrong field types at once)."""
+
+    def __init__(self, field: str, reason: str, problems: tuple[DecodeProblem, ...] = ()) -> None:
         self.field = field
         self.reason = reason
+        self.problems = problems
         super().__init__(f"{field}: {reason}" if field else reason)
+
+
+# Map-typed fields: their members are keys, written `labels[app]` in paths.
+_MAP_FIELDS = frozenset({"labels", "annotations", "nodeSelector", "matchLabels"})
+_TIME_FIELDS = frozenset({"startTime", "completionTime"})
+# pydantic's error types for a value of the wrong JSON type, and the type it wanted.
+_EXPECTED_TYPES = {
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "int_from_float": "integer",
+    "bool_type": "boolean",
+    "bool_parsing": "boolean",
+    "string_type": "string",
+    "float_type": "number",
+    "list_type": "array",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _loc_to_path(loc: tuple[int | str, ...]) -> str:
     path = ""
+    previous: int | str = ""
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or previous in _MAP_FIELDS:
             path += f"[{part}]"
         elif path == "":
             path = part
         else:
             path += f".{part}"
+        previous = part
     return path
 
 
-def _decode_error(prefix: str, exc: ValidationError) -> ObjectDecodeError:
-    first = exc.errors(include_url=False)[0]
-    path = _loc_to_path(tuple(first["loc"]))
+def _quote(text: str) -> str:
+    """Go's %q for the plain strings quoted here (JSON escaping agrees on them)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def describe(error: ErrorDetails, prefix: str = "") -> DecodeProblem:
+    """One pydantic error in the API server's words, at the API server's path."""
+    path = _loc_to_path(tuple(error["loc"]))
     full = f"{prefix}.{path}" if prefix and path else (prefix or path)
-    return ObjectDecodeError(full, str(first["msg"]).removeprefix("Value error, "))
+    value = error.get("input")
+    expected = _EXPECTED_TYPES.get(error["type"])
+    if expected is None and error["type"] == "value_error" and error["loc"][-1] in _TIME_FIELDS:
+        if isinstance(value, str):  # a string, but not an RFC 3339 time (metav1.Time)
+            return DecodeProblem(
+                full, f"{full} in body must be of type date-time: {_quote(value)}", value
+            )
+        expected = "string"
+    if expected is not None:
+        actual = json_type(value)
+        return DecodeProblem(
+            full, f"{full} in body must be of type {expected}: {_quote(actual)}", actual
+        )
+    context = error.get("ctx") or {}
+    if error["type"] == "less_than_equal":
+        detail = f"{full} in body should be less than or equal to {context['le']}"
+        return DecodeProblem(full, detail, value, type_error=False)
+    if error["type"] == "greater_than_equal":
+        detail = f"{full} in body should be greater than or equal to {context['ge']}"
+        return DecodeProblem(full, detail, value, type_error=False)
+    return DecodeProblem(
+        full, str(error["msg"]).removeprefix("Value error, "), value, type_error=False
+    )
+
+
+def _input_order(raw: Any, loc: tuple[int | str, ...]) -> tuple[int, ...]:
+    """Where a field stands in the object as sent: the index of each step of its path."""
+    order = []
+    for part in loc:
+        if isinstance(raw, dict):
+            keys = list(raw)
+            order.append(keys.index(part) if part in raw else len(keys))
+            raw = raw.get(part)
+        elif isinstance(raw, list) and isinstance(part, int):
+            order.append(part)
+            raw = raw[part] if part < len(raw) else None
+        else:
+            break
+    return tuple(order)
+
+
+def _decode_error(prefix: str, exc: ValidationError, raw: Any) -> ObjectDecodeError:
+    errors = exc.errors(include_url=False)
+    # In the order the fields were written (pydantic reports them in the model's order).
+    errors.sort(key=lambda error: _input_order(raw, tuple(error["loc"])))
+    problems = tuple(describe(error, prefix) for error in errors)
+    return ObjectDecodeError(problems[0].field, problems[0].detail, problems)
 
 
 def _without_nulls(raw: dict[str, Any]) -> dict[str, Any]:
@@ -280,7 +383,7 @@ def _decode(model: type[_ModelT], raw: Any, prefix: str) -> _ModelT:
     try:
         return model.model_validate(_without_nulls(raw))
     except ValidationError as exc:
-        raise _decode_error(prefix, exc) from None
+        raise _decode_error(prefix, exc, raw) from None
 
 
 def decode_job(raw: Any, prefix: str = "") -> Job:

@@ -19,9 +19,15 @@ from jobguard.validators.context import (
     Operation,
     Request,
 )
-from jobguard.validators.errors import OMITTED, FieldError, render_value, unreadable
+from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.model import JobJson, ObjectDecodeError, decode_cronjob, decode_job
+from jobguard.validators.model import (
+    DecodeProblem,
+    JobJson,
+    ObjectDecodeError,
+    decode_cronjob,
+    decode_job,
+)
 from jobguard.validators.policy import SuspendPolicy
 from jobguard.validators.prepare import (
     apply_job_defaults,
@@ -300,7 +306,10 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
             opts = policy_options(settings.policies, request.namespace, request.requester)
             errors += check_cronjob_policy(cron_ctx.new, "spec", opts)
     except ObjectDecodeError as exc:
-        return _unreadable(request.kind, name, exc, settings)
+        # A manifest's other wrongly typed fields, beyond the ones the decoder reads, are
+        # reported at once too.
+        schema = _schema_errors(request, settings) if request.manifest else []
+        return _unreadable(request.kind, name, exc, settings, schema)
     except RecursionError:
         # Only reachable off-cluster: the API server drops the unknown fields that nest so deep.
         error = ObjectDecodeError("object", "is nested too deeply to be judged")
@@ -313,10 +322,34 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
     )
 
 
-def _unreadable(kind: str, name: str, exc: ObjectDecodeError, settings: Settings) -> Verdict:
-    """DEC-001 for an object that cannot be read, enforced (or not) as configured."""
-    violations = _resolve([unreadable(DECODE_RULE, exc.field, exc.reason)], settings)
+def _unreadable(
+    kind: str,
+    name: str,
+    exc: ObjectDecodeError,
+    settings: Settings,
+    schema: list[FieldError] | None = None,
+) -> Verdict:
+    """DEC-001 for an object that cannot be read (one error per offending field), enforced
+    (or not) as configured; then the schema errors of a manifest at other fields."""
+    errors = [_decode_field_error(p) for p in exc.problems] or [
+        unreadable(DECODE_RULE, exc.field, exc.reason)
+    ]
+    named = {e.path for e in errors}
+    errors += [e for e in schema or [] if e.path not in named]
+    violations = _resolve(errors, settings)
     return Verdict(kind, name, judged=True, violations=violations, decode_error=exc)
+
+
+def _decode_field_error(problem: DecodeProblem) -> FieldError:
+    kind = ErrorType.TYPE_INVALID if problem.type_error else ErrorType.INVALID
+    return FieldError(DECODE_RULE, problem.field, kind, problem.detail, problem.value)
+
+
+def _schema_errors(request: Request, settings: Settings) -> list[FieldError]:
+    try:
+        return check_schema(request.kind, request.object, settings.semantics.version)
+    except RecursionError:
+        return []
 
 
 def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:

@@ -13,6 +13,8 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from jobguard.validators.errors import ABSENT, FieldChange
+
 # Quantity grammar (k8s.io/apimachinery resource.ParseQuantity): sign, number, suffix.
 _QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([a-zA-Z]*|[eE][+-]?[0-9]+)")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -101,3 +103,47 @@ def semantic_equal(a: Any, b: Any) -> bool:
     if a is b or a == b:
         return True
     return bool(normalize(a) == normalize(b))
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _child_path(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if (
+        _PLAIN_KEY.fullmatch(key) is None
+    ):  # label keys and the like: `labels[app.kubernetes.io/name]`
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def field_changes(old: Any, new: Any, path: str) -> tuple[FieldChange, ...]:
+    """The innermost fields that differ under semantic equality, in the new value's order:
+    a map member or list item set on one side only is one change; lists of different
+    lengths compare item by item, then the extra items."""
+    if old is ABSENT or new is ABSENT or _is_empty(old) or _is_empty(new):
+        if (old is ABSENT or _is_empty(old)) and (new is ABSENT or _is_empty(new)):
+            return ()
+        return (
+            FieldChange(path, ABSENT if _is_empty(old) else old, ABSENT if _is_empty(new) else new),
+        )
+    if semantic_equal(old, new):
+        return ()
+    if isinstance(old, dict) and isinstance(new, dict):
+        changes: list[FieldChange] = []
+        for key in [*new, *(k for k in old if k not in new)]:
+            changes += field_changes(
+                old.get(key, ABSENT), new.get(key, ABSENT), _child_path(path, key)
+            )
+        return tuple(changes)
+    if isinstance(old, list) and isinstance(new, list):
+        changes = []
+        for i in range(max(len(old), len(new))):
+            changes += field_changes(
+                old[i] if i < len(old) else ABSENT,
+                new[i] if i < len(new) else ABSENT,
+                _child_path(path, i),
+            )
+        return tuple(changes)
+    return (FieldChange(path, old, new),)

@@ -7,50 +7,58 @@ so a manifest that omits a defaulted field does not change it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from jobguard.validators.defaults import default_pod_failure_policy
-from jobguard.validators.errors import FieldError, immutable, invalid
+from jobguard.validators.errors import FieldChange, FieldError, immutable, invalid
 from jobguard.validators.model import INDEXED, Job, JobJson, JobSpec
-from jobguard.validators.semantic import semantic_equal
+from jobguard.validators.semantic import field_changes, semantic_equal
 
 
 def check_immutable_part(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
     """A part that must stay semantically equal (IM-001 selector, IM-007 successPolicy)."""
-    return [] if semantic_equal(new, old) else [immutable(rule, path, new)]
+    if semantic_equal(new, old):
+        return []
+    return [dataclasses.replace(immutable(rule, path, new), changes=field_changes(old, new, path))]
 
 
 def check_immutable_field(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
     """A defaulted scalar that must stay equal (IM-003, IM-005, IM-006)."""
-    return [] if new == old else [immutable(rule, path, new)]
+    if new == old:
+        return []
+    return [dataclasses.replace(immutable(rule, path, new), changes=(FieldChange(path, old, new),))]
 
 
 def check_completions_update(new: JobSpec, old: JobSpec, path: str) -> list[FieldError]:
     """IM-002 (upstream validateCompletions): Indexed Jobs scale with parallelism."""
     if new.completions == old.completions:
         return []
+    changes = (FieldChange(f"{path}.completions", old.completions, new.completions),)
     if new.completion_mode != INDEXED:
-        return [immutable("IM-002", f"{path}.completions", new.completions)]
+        error = immutable("IM-002", f"{path}.completions", new.completions)
+        return [dataclasses.replace(error, changes=changes)]
     if new.completions is not None and new.completions != new.parallelism:
-        return [
-            invalid(
-                "IM-002",
-                f"{path}.completions",
-                new.completions,
-                "can only be modified in tandem with spec.parallelism",
-            )
-        ]
+        error = invalid(
+            "IM-002",
+            f"{path}.completions",
+            new.completions,
+            "can only be modified in tandem with spec.parallelism",
+        )
+        return [dataclasses.replace(error, changes=changes)]
     return []
 
 
 def check_pod_failure_policy_update(new: JobJson, old: JobJson, path: str) -> list[FieldError]:
     """IM-004: spec.podFailurePolicy, compared with the Job defaulter's defaults applied."""
     new_policy = new.pod_failure_policy
-    if semantic_equal(
-        default_pod_failure_policy(new_policy), default_pod_failure_policy(old.pod_failure_policy)
-    ):
+    new_defaulted = default_pod_failure_policy(new_policy)
+    old_defaulted = default_pod_failure_policy(old.pod_failure_policy)
+    if semantic_equal(new_defaulted, old_defaulted):
         return []
-    return [immutable("IM-004", f"{path}.podFailurePolicy", new_policy)]
+    field = f"{path}.podFailurePolicy"
+    changes = field_changes(old_defaulted, new_defaulted, field)
+    return [dataclasses.replace(immutable("IM-004", field, new_policy), changes=changes)]
 
 
 def check_job_spec_update_fields(

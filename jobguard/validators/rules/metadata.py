@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from jobguard.validators.errors import ErrorType, FieldError, immutable, invalid
+from jobguard.validators.errors import (
+    ABSENT,
+    ErrorType,
+    FieldChange,
+    FieldError,
+    immutable,
+    invalid,
+)
 from jobguard.validators.semantic import normalize
 
 _NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
@@ -120,5 +128,7 @@ def check_metadata_update(
     for key in _IMMUTABLE_META:
         new_value, old_value = new.get(key), old.get(key)
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
-            errors.append(immutable("IM-008", f"{path}.{key}", new_value))
+            change = FieldChange(f"{path}.{key}", old.get(key, ABSENT), new.get(key, ABSENT))
+            error = immutable("IM-008", f"{path}.{key}", new_value)
+            errors.append(dataclasses.replace(error, changes=(change,)))
     return errors + check_labels_and_annotations(new, path) if syntax else errors

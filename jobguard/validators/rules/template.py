@@ -3,6 +3,10 @@ for batch/v1 Jobs, on the Job as sent (`JobJson`); docs/RULES.md, "Pod template 
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+from jobguard.validators.defaults import default_pod_template
 from jobguard.validators.errors import FieldError, immutable, invalid, required
 from jobguard.validators.model import JobJson
 from jobguard.validators.podtemplate import (
@@ -17,6 +21,7 @@ from jobguard.validators.prepare import (
     LEGACY_JOB_NAME_LABEL,
 )
 from jobguard.validators.selectors import selector_matches, validate_selector
+from jobguard.validators.semantic import field_changes
 from jobguard.validators.strategy import JobOptions
 
 
@@ -89,8 +94,19 @@ def check_template_update(
         new_pod = new_template.get("spec") or {}
         old_pod = overlay_resources(old_template.get("spec") or {}, new_pod)
         if not equal_after_defaults({"spec": old_pod}, {"spec": new_pod}):
-            return [immutable("TM-003", f"{path}.template.spec", new_pod)]
+            error = immutable("TM-003", f"{path}.template.spec", new_pod)
+            return [_with_changes(error, {"spec": old_pod}, {"spec": new_pod}, "spec")]
         return []
     if not equal_after_defaults(old_template, new_template):
-        return [immutable("TM-001", f"{path}.template", new_template)]
+        error = immutable("TM-001", f"{path}.template", new_template)
+        return [_with_changes(error, old_template, new_template)]
     return []
+
+
+def _with_changes(error: FieldError, old: Any, new: Any, part: str = "") -> FieldError:
+    """The error with the fields that differ once both templates are defaulted (what is
+    compared; relaxed directives are already copied over the old one)."""
+    old, new = default_pod_template(old), default_pod_template(new)
+    if part:
+        old, new = old.get(part), new.get(part)
+    return dataclasses.replace(error, changes=field_changes(old, new, error.path))
