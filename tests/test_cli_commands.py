@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +136,29 @@ def test_review_without_a_file_on_a_terminal_prints_usage(
     assert (code, out) == (2, "")
     assert err.startswith("usage: jobguard review")
     assert "give an AdmissionReview file, or - to read stdin" in err
+
+
+def test_audit_page_size_default_is_the_clusters() -> None:
+    from jobguard.app.cluster import DEFAULT_PAGE_SIZE
+
+    assert build_parser().parse_args(["audit"]).page_size == DEFAULT_PAGE_SIZE
+
+
+def test_check_loads_neither_the_kubernetes_client_nor_the_server(tmp_path: Path) -> None:
+    """Start-up is part of every `jobguard check` in CI: it loads only what checking needs."""
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: busybox}]\n"
+    )
+    script = (
+        "import sys\n"
+        "from jobguard.app.cli import main\n"
+        f"code = main(['check', '--output', 'json', {str(manifest)!r}])\n"
+        "heavy = ['kubernetes', 'fastapi', 'uvicorn', 'ssl', 'multiprocessing', 'xml.etree']\n"
+        "print(code, sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stderr.splitlines()[-1] == "0 []"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -449,9 +448,12 @@ def check(paths: list[str] | Inputs, options: CheckOptions, jobs: int = 1) -> Ch
         with batch_collection():
             report.outcomes = [check_file(p, options) for p in files]
         return report
+    # Imported here: a run in one process need not load multiprocessing.
+    from concurrent.futures import ProcessPoolExecutor
+
     outcomes: dict[str, FileOutcome] = {}
     with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(options,)) as pool:
-        chunksize = max(1, len(parallel) // (jobs * 8))
+        chunksize = 1
         for path, outcome in zip(
             parallel, pool.map(_check_in_worker, parallel, chunksize=chunksize), strict=True
         ):

@@ -7,7 +7,6 @@ import gc
 import importlib.util
 import logging
 import os
-import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +88,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     tls_manager = None
     if tls:
+        import ssl  # here, not at the top: `check` has no use for it (about 10 ms)
+
         from jobguard.app.tls import CertificateError, TLSManager
 
         try:

@@ -82,11 +82,9 @@ def add_audit_parser(sub: Any, command: CommandFactory) -> None:
     add_cluster_options(audit)
     audit.add_argument("--namespace", "-n", help="one namespace (default: all)")
     audit.add_argument("--config", help="configuration file (default: $JOBGUARD_CONFIG)")
-    audit.add_argument(
-        # cluster.DEFAULT_PAGE_SIZE, not imported: that loads the kubernetes client for every
-        # command, `check` included (about 0.12 s)
-        "--page-size", type=int, default=500, help="objects per list request"
-    )
+    # 500 is cluster.DEFAULT_PAGE_SIZE, not imported: that would load the kubernetes client
+    # for every command, `check` included (about 0.12 s).
+    audit.add_argument("--page-size", type=int, default=500, help="objects per list request")
     audit.add_argument("--output", choices=OUTPUTS, default="text", help="report format")
     audit.add_argument(
         "--report-scope",

@@ -9,9 +9,8 @@ serve) with its file and line.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-from xml.etree import ElementTree as ET
 
 import orjson
 
@@ -25,6 +24,9 @@ from jobguard.app.check import (
 )
 from jobguard.validators import RULES_BY_ID
 from jobguard.validators.errors import render_value
+
+if TYPE_CHECKING:
+    from xml.etree import ElementTree as ET
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jobguard/jobguard"
@@ -195,6 +197,8 @@ def junit(report: CheckReport) -> str:
     """A testcase per document (judged, skipped or in error) and per input error; counts are
     of testcases, as JUnit readers count them: `failures` those with a deny-level violation,
     `errors` those that could not be judged, `skipped` the documents not judged."""
+    from xml.etree import ElementTree as ET  # here: the other formats need no XML (5 ms)
+
     results = report.results
     skipped = report.skipped_documents
     problems = report.problems
