@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from jobguard.validators.intervals import IndexParseError, _count_cached, count_indexes
+from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo
 from jobguard.validators.rules.metadata import (
     _cached_label_value_problem,
@@ -69,7 +69,7 @@ def test_index_string_cache_stays_within_its_bytes() -> None:
     for i in range(200):  # 200 distinct lists of about 60 KiB: 12 MiB if all were kept
         text = ",".join(str(n) for n in range(i, 60_000, 5))[: 60 * 1024].rsplit(",", 1)[0]
         assert count_indexes(text, completions) == text.count(",") + 1
-    assert _count_cached.bytes <= _count_cached.max_bytes == 4 * MiB
+    assert _parsed_cache.bytes <= _parsed_cache.max_bytes == 4 * MiB
     try:
         count_indexes("1,0", 5)
     except IndexParseError as exc:
