@@ -269,3 +269,21 @@ def test_health_port_serves_probes_over_plain_http() -> None:
         assert (
             httpx.post(f"http://127.0.0.1:{port}/validate", json=review(job())).status_code == 200
         )
+
+
+def test_large_bodies_are_judged_with_the_cyclic_collector_paused_and_resumed() -> None:
+    import gc
+
+    from jobguard.app.main import _without_collector
+    from jobguard.validators import Settings
+
+    during: list[bool] = []
+
+    def handler(body: bytes, settings: Settings) -> Any:
+        during.append(gc.isenabled())
+        raise ValueError(body.decode())
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="a body"):
+        _without_collector(handler, b"a body", Settings())
+    assert during == [False] and gc.isenabled()  # resumed even when judging failed

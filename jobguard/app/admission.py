@@ -11,6 +11,7 @@ import base64
 import dataclasses
 import logging
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal, get_args
 
 import orjson
@@ -266,6 +267,9 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
 # 1 MiB label key is echoed in its error. The first causes and warnings are shown, the last
 # saying how many more there were, and every text is cut, so no answer exceeds about 1 MiB.
 MAX_CAUSES = 100
+_ENFORCEMENTS = tuple(Enforcement)
+RULE_AND_ENFORCEMENT = attrgetter("error.rule", "enforcement")
+"""(rule ID, enforcement) of a Violation, read in C."""
 MAX_VALUE_CHARS = 256
 MAX_CAUSE_CHARS = 1024
 MAX_MESSAGE_CHARS = 32 * 1024
@@ -296,8 +300,8 @@ class Bounded:
         """Say how many were left out, name every rule that fired, cut every text."""
         annotations = response.get("auditAnnotations")
         if self.verdict is not self.full and annotations is not None:
-            fired = dict.fromkeys((v.error.rule, v.enforcement.value) for v in self.full.violations)
-            annotations["violations"] = ",".join(f"{rule}={how}" for rule, how in fired)
+            fired = dict.fromkeys(map(RULE_AND_ENFORCEMENT, self.full.violations))
+            annotations["violations"] = ",".join(f"{rule}={how.value}" for rule, how in fired)
         status = response.get("status")
         if status is not None:
             causes = status["details"]["causes"]
@@ -317,8 +321,13 @@ class Bounded:
 
 def bounded(verdict: Verdict) -> Bounded:
     """The verdict cut for answering (see Bounded); cheap when nothing needs cutting."""
+    if len(verdict.violations) < MAX_CAUSES and not any(
+        isinstance(v.error.value, str) and len(v.error.value) > MAX_VALUE_CHARS
+        for v in verdict.violations
+    ):
+        return Bounded(verdict, verdict)
     kept: list[Violation] = []
-    counts = dict.fromkeys(Enforcement, 0)
+    counts = dict.fromkeys(_ENFORCEMENTS, 0)
     for violation in verdict.violations:
         if counts[violation.enforcement] < MAX_CAUSES - 1:
             kept.append(_shortened(violation))

@@ -7,6 +7,8 @@ rule checks in upstream order -> resolved per configured rule -> Verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby, repeat
+from operator import attrgetter
 from typing import Any
 
 from jobguard.validators.catalog import Enforcement
@@ -65,6 +67,7 @@ from jobguard.validators.strategy import job_options, status_options
 
 JUDGED_KINDS = ("Job", "CronJob")
 DECODE_RULE = "DEC-001"
+_RULE = attrgetter("rule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +181,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
         status_opts = status_options(new, old, new_state, old_state, ctx.semantics)
         errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
-        errors += check_job_status(new, new_state, "status", status_opts)
+        errors += check_job_status(new, new_state, "status", status_opts, old)
         errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)
         # Not upstream: suspend semantics of the status.
         errors += check_suspend_status(new_state, old_state, ctx.transition, "status")
@@ -260,11 +263,13 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
 
 
 def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
-    out = []
-    for error in errors:
-        rule = settings.rule(error.rule)
-        if rule.enabled:
-            out.append(Violation(error, rule.enforcement))
+    out: list[Violation] = []
+    enforcements = settings.enforcements
+    # Errors come in runs of one rule (250,000 ST-006 duplicates): resolved once per run.
+    for rule, run in groupby(errors, _RULE):
+        enforcement = enforcements[rule]
+        if enforcement is not None:
+            out += map(Violation, run, repeat(enforcement))
     return out
 
 
