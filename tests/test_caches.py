@@ -13,6 +13,7 @@ from jobguard.validators.rules.metadata import (
     label_value_problem,
     qualified_name_problem,
 )
+from tests.builders import causes, create, job, update
 
 MiB = 1024 * 1024
 
@@ -76,3 +77,21 @@ def test_index_string_cache_stays_within_its_bytes() -> None:
         assert str(exc) == "non-increasing order, previous: 1, current: 0"
     else:
         raise AssertionError("a decreasing list must be refused")
+
+
+def test_job_spec_results_are_kept_per_spec_and_operation() -> None:
+    """ValidateJobSpec's errors are kept, keyed by the spec as sent and by CREATE or UPDATE
+    (unparsable quantities are reported on CREATE only): the same spec judged again, in
+    either order, gives the same errors as judged afresh, and nothing a caller does to a
+    verdict changes what is kept."""
+    broken = job()
+    broken["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    on_create = [
+        ("POD-009", "spec.template.spec.containers[0].resources.requests[cpu]", "FieldValueInvalid")
+    ]
+    for _ in range(2):
+        assert causes(update(broken, broken)) == []
+        verdict = create(broken)
+        assert causes(verdict) == on_create
+        verdict.violations.clear()
+    assert causes(create(broken)) == on_create

@@ -11,6 +11,8 @@ from itertools import groupby, repeat
 from operator import attrgetter
 from typing import Any
 
+import orjson
+
 from jobguard.validators.catalog import Enforcement
 from jobguard.validators.context import (
     CronJobContext,
@@ -23,7 +25,14 @@ from jobguard.validators.context import (
 )
 from jobguard.validators.errors import OMITTED, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.model import JobJson, ObjectDecodeError, decode_cronjob, decode_job
+from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.model import (
+    Job,
+    JobJson,
+    ObjectDecodeError,
+    decode_cronjob,
+    decode_job,
+)
 from jobguard.validators.policy import SuspendPolicy
 from jobguard.validators.prepare import (
     apply_job_defaults,
@@ -156,7 +165,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     else:
         new_raw = prepare_update(new_raw, old_raw)
     new = apply_job_defaults(decode_job(new_raw))
-    old = apply_job_defaults(decode_job(old_raw, "oldObject"))
+    old = apply_job_defaults(_decode_old(old_raw, new_raw, new))
     new_state, old_state = JobState.of(new), JobState.of(old)
     context = JobStatusContext if status else JobUpdateContext
     return context(
@@ -171,6 +180,45 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         requester=request.requester,
         namespace=request.namespace,
     )
+
+
+def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> Job:
+    """The old Job. A part the preparation copied into the new object (the spec of a status
+    update, the status of an update) is the new Job's: the same JSON, not decoded twice."""
+    shared = [
+        key for key in ("spec", "status") if key in old_raw and new_raw.get(key) is old_raw[key]
+    ]
+    if not shared:
+        return decode_job(old_raw, "oldObject")
+    old = decode_job({k: v for k, v in old_raw.items() if k not in shared}, "oldObject")
+    for key in shared:
+        setattr(old, key, getattr(new, key))
+    return old
+
+
+def _job_spec_errors(ctx: JobContext, create: bool) -> list[FieldError]:
+    """Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the
+    selector checks: a function of the spec as sent. Every update of a Job sends its spec
+    again, mostly unchanged, so results are kept, keyed by the spec's JSON."""
+
+    def check(_: object = None) -> list[FieldError]:
+        return (
+            check_job_spec(ctx.new.spec, "spec")
+            + check_pod_template(ctx.new_json.template, "spec.template", create=create)
+            + check_selector(ctx.new_json, "spec")
+        )
+
+    try:
+        key = (orjson.dumps(ctx.new_json.spec, option=orjson.OPT_SORT_KEYS), create)
+    except TypeError:  # a value JSON cannot hold (a manifest's): judged, not kept
+        return check()
+    return list(_JOB_SPEC_ERRORS.get_or_compute(key, check))
+
+
+_JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool], list[FieldError]] = ByteBoundedMemo(
+    lambda key: [], max_bytes=4 * 1024 * 1024, value_bytes=lambda errors: 256 * len(errors)
+)
+"""Only filled through `get_or_compute` (the key alone cannot rebuild the typed spec)."""
 
 
 def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
@@ -194,13 +242,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     else:
         opts = job_options(None, None, ctx.semantics)
     create = update is None
-    # Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the selector
-    # checks.
-    job_spec = (
-        check_job_spec(new.spec, "spec")
-        + check_pod_template(new_json.template, "spec.template", create=create)
-        + check_selector(new_json, "spec")
-    )
+    job_spec = _job_spec_errors(ctx, create)
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
     errors = check_object_meta(new.metadata, ctx.namespace) if create else []
     errors += check_labels_and_annotations(new_json.metadata, "metadata")
