@@ -185,7 +185,7 @@ class WebhookApp:
         if judged is not None and judged.violations:
             fired = Counter(map(RULE_AND_ENFORCEMENT, judged.unique()))
             for (rule, enforcement), count in fired.items():
-                self.metrics.violations.labels(rule, enforcement.value).inc(count)
+                self.metrics.count_violations(rule, enforcement.value, count)
             rules = list(dict.fromkeys(rule for rule, _ in fired))
         if not request_log.isEnabledFor(logging.INFO):
             return

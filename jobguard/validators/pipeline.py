@@ -105,7 +105,7 @@ class Verdict:
 
     @property
     def allowed(self) -> bool:
-        return not self.denials
+        return not any(v.enforcement is Enforcement.DENY for v in self.violations)
 
     def unique(self, enforcement: Enforcement | None = None) -> list[Violation]:
         """Violations without upstream's repeated copies, optionally of one enforcement."""
@@ -190,7 +190,8 @@ def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> J
     ]
     if not shared:
         return decode_job(old_raw, "oldObject")
-    old = decode_job({k: v for k, v in old_raw.items() if k not in shared}, "oldObject")
+    # {} decodes in C; a missing part would be built by its default factory, in Python.
+    old = decode_job({**old_raw, **{key: {} for key in shared}}, "oldObject")
     for key in shared:
         setattr(old, key, getattr(new, key))
     return old
