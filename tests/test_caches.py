@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from jobguard.validators.intervals import IndexParseError, _count_cached, count_indexes
+from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo
 from jobguard.validators.rules.metadata import (
     _cached_label_value_problem,
@@ -13,6 +13,7 @@ from jobguard.validators.rules.metadata import (
     label_value_problem,
     qualified_name_problem,
 )
+from tests.builders import causes, create, job, update
 
 MiB = 1024 * 1024
 
@@ -69,10 +70,28 @@ def test_index_string_cache_stays_within_its_bytes() -> None:
     for i in range(200):  # 200 distinct lists of about 60 KiB: 12 MiB if all were kept
         text = ",".join(str(n) for n in range(i, 60_000, 5))[: 60 * 1024].rsplit(",", 1)[0]
         assert count_indexes(text, completions) == text.count(",") + 1
-    assert _count_cached.bytes <= _count_cached.max_bytes == 4 * MiB
+    assert _parsed_cache.bytes <= _parsed_cache.max_bytes == 4 * MiB
     try:
         count_indexes("1,0", 5)
     except IndexParseError as exc:
         assert str(exc) == "non-increasing order, previous: 1, current: 0"
     else:
         raise AssertionError("a decreasing list must be refused")
+
+
+def test_job_spec_results_are_kept_per_spec_and_operation() -> None:
+    """ValidateJobSpec's errors are kept, keyed by the spec as sent and by CREATE or UPDATE
+    (unparsable quantities are reported on CREATE only): the same spec judged again, in
+    either order, gives the same errors as judged afresh, and nothing a caller does to a
+    verdict changes what is kept."""
+    broken = job()
+    broken["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    on_create = [
+        ("POD-009", "spec.template.spec.containers[0].resources.requests[cpu]", "FieldValueInvalid")
+    ]
+    for _ in range(2):
+        assert causes(update(broken, broken)) == []
+        verdict = create(broken)
+        assert causes(verdict) == on_create
+        verdict.violations.clear()
+    assert causes(create(broken)) == on_create

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
 import subprocess
 import sys
@@ -184,3 +185,15 @@ def test_review_with_config_agrees_with_server(
     with TestClient(create_app(parse_config(POLICY))) as client:
         from_http = client.post("/mutate" if mutate else "/validate", json=body).json()
     assert from_cli == from_http
+
+
+@pytest.mark.parametrize(("flag", "package"), [("--loop", "uvloop"), ("--http", "httptools")])
+def test_serve_refuses_a_stack_that_is_not_installed(
+    flag: str, package: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == package else find_spec(name)
+    )
+    assert main(["serve", "--host", "127.0.0.1", "--port", "0", flag, package]) == 2
+    assert f"{flag} {package} needs the {package} package" in capsys.readouterr().err

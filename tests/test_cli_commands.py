@@ -162,3 +162,16 @@ def test_check_loads_neither_the_kubernetes_client_nor_the_server(tmp_path: Path
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.stderr.splitlines()[-1] == "0 []"
+
+
+def test_check_in_process_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n")
+    assert gc.isenabled()
+    assert main(["check", str(manifest)]) == 0
+    capsys.readouterr()
+    assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -125,3 +125,102 @@ def test_overlap_matches_reference_on_valid_lists(a: str, b: str) -> None:
         return
     common = ra & rb
     assert first_overlap(a, b, 50) == (min(common) if common else None)
+
+
+# --- what changed only: lists parsed from where they differ from the stored ones ------------
+
+# A stored list long enough to be parsed from where it changes: 300 to 400 fragments (every
+# index, every other one, or short ranges), then random endings (index_text's, valid or not).
+_fragment_step = st.sampled_from(["single", "every other", "ranges"])
+
+
+def _long_list(count: int, step: str) -> str:
+    if step == "ranges":
+        return ",".join(f"{4 * i}-{4 * i + 2}" for i in range(count))
+    gap = 1 if step == "single" else 2
+    return ",".join(str(gap * i) for i in range(count))
+
+
+def _exact(text: str, completions: int) -> int | str:
+    """The exact parser, uncached: the number of indexes, or the error as worded."""
+    try:
+        return sum(len(interval) for interval in parse_intervals(text, completions))
+    except IndexParseError as exc:
+        return str(exc)
+
+
+def _counted(text: str, completions: int, stored: str | None) -> int | str:
+    try:
+        return count_indexes(text, completions, stored)
+    except IndexParseError as exc:
+        return str(exc)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    count=st.integers(300, 400),
+    step=_fragment_step,
+    cut=st.integers(0, 40),
+    stored_end=index_text,
+    new_end=index_text,
+    completions=st.sampled_from([2000, 3000, 10**6]),
+)
+def test_a_list_parsed_from_where_it_differs_from_the_stored_one_reads_as_a_whole(
+    count: int, step: str, cut: int, stored_end: str, new_end: str, completions: int
+) -> None:
+    """Fragments appended, changed near the end, removed, or a broken tail: the count or the
+    first error is exactly the whole list's, whether the stored list is valid or not."""
+    common = _long_list(count, step).rsplit(",", cut)[0] if cut else _long_list(count, step)
+    offset = 4 * count + 10  # endings above the common part, so that most stay ascending
+    shifted = ",".join(
+        "-".join(str(int(p) + offset) if p.isdigit() else p for p in fragment.split("-"))
+        for fragment in new_end.split(",")
+    )
+    stored = ",".join(part for part in (common, stored_end) if part)
+    last = int(common.rsplit(",", 1)[-1].split("-")[-1])  # the junction: equal is not ascending
+    for new in (
+        f"{common},{shifted}",
+        f"{common},{new_end}",
+        common,
+        f"{common}5",
+        f"{common},",
+        f"{common},{last}",
+        f"{common},{last + 1}-{last + 3}",
+    ):
+        assert _counted(new, completions, stored) == _exact(new, completions), (stored, new)
+
+
+def test_the_job_controllers_growing_list_is_parsed_by_its_new_end() -> None:
+    stored = ",".join(str(2 * i) for i in range(12_000))  # 64 KiB: every other index
+    assert count_indexes(stored, 10**6) == 12_000
+    for n in range(5):  # one more index per update, as the controller writes them
+        grown = f"{stored},{24_000 + 2 * n}"
+        assert count_indexes(grown, 10**6, stored) == 12_001 + n
+        stored = grown
+    # Changed in the middle, out of order, or past completions: the exact parser words it.
+    with pytest.raises(IndexParseError, match="non-increasing order, previous: 24008, current: 7"):
+        count_indexes(f"{stored},7", 10**6, stored)
+    with pytest.raises(IndexParseError, match='too large index: "1000000"'):
+        count_indexes(f"{stored},1000000", 10**6, stored)
+    assert count_indexes(stored.replace(",200,", ",199,"), 10**6, stored) == 12_005
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    failed=st.lists(st.integers(0, 3000), max_size=40).map(sorted),
+    appended=st.lists(st.integers(1, 60), min_size=1, max_size=5),
+)
+def test_an_overlap_of_a_grown_list_is_found_by_its_new_intervals(
+    failed: list[int], appended: list[int]
+) -> None:
+    failed_text = ",".join(str(i) for i in sorted(set(failed)))
+    stored = ",".join(str(3 * i) for i in range(400))  # 0..1197, every third index
+    common_before = set(range(0, 1200, 3)) & set(failed)
+    assert first_overlap(stored, failed_text, 10**6) == (
+        min(common_before) if common_before else None
+    )
+    new_indexes = [1197 + sum(appended[: k + 1]) for k in range(len(appended))]
+    completed = stored + "," + ",".join(map(str, new_indexes))
+    common = (set(range(0, 1200, 3)) | set(new_indexes)) & set(failed)
+    expected = min(common) if common else None
+    assert first_overlap(completed, failed_text, 10**6, stored) == expected

@@ -362,3 +362,37 @@ def test_serve_logs_its_configuration_then_ready_once_the_port_is_bound(tmp_path
     ready = messages.index("jobguard ready (kubernetesVersion 1.34)")
     bound = next(i for i, m in enumerate(messages) if m.startswith("Uvicorn running on"))
     assert messages.index("configuration loaded") < bound < ready
+
+
+def test_large_bodies_are_judged_with_the_cyclic_collector_paused_and_resumed() -> None:
+    import gc
+
+    from jobguard.app.main import _without_collector
+    from jobguard.validators import Settings
+
+    during: list[bool] = []
+
+    def handler(body: bytes, settings: Settings) -> Any:
+        during.append(gc.isenabled())
+        raise ValueError(body.decode())
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="a body"):
+        _without_collector(handler, b"a body", Settings())
+    assert during == [False] and gc.isenabled()  # resumed even when judging failed
+
+
+def test_large_bodies_with_few_strings_are_judged_on_the_loop() -> None:
+    from jobguard.app.main import INLINE_BODY_BYTES, judged_inline
+
+    lists = {
+        "completedIndexes": ",".join(str(i) for i in range(0, 24_000, 2)),  # 64 KiB each
+        "failedIndexes": ",".join(str(i) for i in range(1, 24_000, 2)),
+    }
+    old = job(completionMode="Indexed", completions=100_000, parallelism=100_000)
+    old["status"] = dict(lists)
+    indexes = orjson.dumps(review(old, old, operation="UPDATE", sub="status"))
+    assert len(indexes) > INLINE_BODY_BYTES and judged_inline(indexes)
+    uids = orjson.dumps({"uids": [f"{i:07d}" for i in range(30_000)]})
+    assert len(uids) > INLINE_BODY_BYTES and not judged_inline(uids)
+    assert judged_inline(orjson.dumps(review(job())))

@@ -11,6 +11,9 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from jobguard.validators.context import JobStatusContext
 from jobguard.validators.settings import RuleOverride
@@ -192,6 +195,32 @@ def test_st006_always_on_even_when_unchanged():
     assert causes(status_update(copy.deepcopy(old), old)) == [
         ("ST-006", "status.uncountedTerminatedPods.failed[0]", DUPLICATE)
     ]
+
+
+def _st006_reference(succeeded: list[str], failed: list[str]) -> list[tuple[str, str, str]]:
+    """upstream validateJobStatus, one UID at a time."""
+    seen: set[str] = set()
+    out = []
+    for name, uids in (("succeeded", succeeded), ("failed", failed)):
+        for i, uid in enumerate(uids):
+            path = f"status.uncountedTerminatedPods.{name}[{i}]"
+            if uid == "":
+                out.append(("ST-006", path, INVALID))
+            elif uid in seen:
+                out.append(("ST-006", path, DUPLICATE))
+            else:
+                seen.add(uid)
+    return out
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(
+    succeeded=st.lists(st.sampled_from(["", "a", "b", "c", "d"]), max_size=6),
+    failed=st.lists(st.sampled_from(["", "a", "b", "c", "e"]), max_size=6),
+)
+def test_st006_in_upstream_order_for_any_lists(succeeded, failed):
+    new = with_status(RUNNING, uncountedTerminatedPods={"succeeded": succeeded, "failed": failed})
+    assert causes(status_update(new, RUNNING)) == _st006_reference(succeeded, failed)
 
 
 def test_st006_distinct_uids_accepted():
@@ -691,6 +720,28 @@ def test_st032_rechecked_when_uncounted_changes():
     assert causes(status_update(new, old)) == [
         ("ST-032", "status.uncountedTerminatedPods", INVALID)
     ]
+
+
+@pytest.mark.parametrize(
+    ("stored", "sent", "changed"),
+    [
+        ({"failed": ["x"]}, {"failed": ["x"], "succeeded": []}, False),
+        ({"failed": ["x"]}, {"failed": ["x"], "succeeded": None}, False),
+        ({"failed": ["x"], "succeeded": []}, {"failed": ["x"]}, False),
+        ({"failed": ["x"]}, {"failed": ["x"], "later": {"field": None}}, False),
+        ({"failed": ["x"]}, {"failed": ["x"], "later": {"field": 1}}, True),
+        (None, {"failed": ["x"]}, True),
+        ({"failed": ["x"]}, {"failed": ["y"]}, True),
+        ({"failed": ["x"]}, {"failed": ["x", "x"]}, True),
+        ({"succeeded": ["x"]}, {"failed": ["x"]}, True),
+    ],
+)
+def test_st032_uncounted_compared_semantically(stored, sent, changed):
+    """Upstream compares the UID lists semantically: absent, null and [] are the same."""
+    old = with_status(DONE, uncountedTerminatedPods=stored) if stored is not None else DONE
+    new = with_status(DONE, uncountedTerminatedPods=sent)
+    expected = [("ST-032", "status.uncountedTerminatedPods", INVALID)] if changed else []
+    assert [c for c in causes(status_update(new, old)) if c[0] == "ST-032"] == expected
 
 
 def test_st041_finished_job_with_terminating_pods():

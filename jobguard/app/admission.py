@@ -11,6 +11,7 @@ import base64
 import dataclasses
 import logging
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Literal, get_args
 
 import orjson
@@ -44,6 +45,7 @@ log = logging.getLogger("jobguard.admission")
 REVIEW_VERSIONS: tuple[ReviewVersion, ...] = get_args(ReviewVersion)
 _VERSIONS: dict[str, ReviewVersion] = {v: v for v in REVIEW_VERSIONS}
 RESOURCE_KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
+_OPERATIONS = {operation.value: operation for operation in Operation}
 # kubectl prints each warning on one line; the Kubernetes docs advise at most 120 characters.
 MAX_WARNING_CHARS = 120
 
@@ -79,10 +81,12 @@ def _gvr(request: dict[str, Any]) -> tuple[str, str, str]:
         return "", "", ""
     if not isinstance(resource, dict):
         raise BadReview("request.resource must be an object")
-    parts = tuple(resource.get(k) or "" for k in ("group", "version", "resource"))
-    if not all(isinstance(p, str) for p in parts):
+    group = resource.get("group") or ""
+    version = resource.get("version") or ""
+    name = resource.get("resource") or ""
+    if not (isinstance(group, str) and isinstance(version, str) and isinstance(name, str)):
         raise BadReview("request.resource fields must be strings")
-    return parts  # type: ignore[return-value]
+    return group, version, name
 
 
 def _requester(request: dict[str, Any]) -> Requester:
@@ -130,12 +134,11 @@ def parse_review(body: bytes) -> ParsedReview:
     if not isinstance(uid, str) or not uid:
         raise BadReview("request.uid is missing or not a string")
     operation_text = _str_field(request, "operation")
-    try:
-        operation = Operation(operation_text)
-    except ValueError:
+    operation = _OPERATIONS.get(operation_text)
+    if operation is None:
         raise BadReview(
             f"request.operation must be CREATE, UPDATE, DELETE or CONNECT, got {operation_text!r}"
-        ) from None
+        )
     group, version, resource = _gvr(request)
     kind = RESOURCE_KINDS.get(resource, "") if (group, version) == ("batch", "v1") else ""
     dry_run = request.get("dryRun")
@@ -195,9 +198,13 @@ def _status(
 def invalid_status(kind: str, name: str, denials: list[Violation]) -> Status:
     """The metav1.Status the API server returns for an invalid object (NewInvalid)."""
     errors = [v.error for v in denials]
-    message = f'{kind}.batch "{name}" is invalid: ' + _aggregate([e.message() for e in errors])
+    bodies = [e.body() for e in errors]  # rendered once: for the message and the cause
+    message = f'{kind}.batch "{name}" is invalid: ' + _aggregate(
+        [f"{e.path}: {body}" for e, body in zip(errors, bodies, strict=True)]
+    )
     causes: list[Cause] = [
-        {"reason": e.type.reason, "message": e.body(), "field": e.path} for e in errors
+        {"reason": e.type.reason, "message": body, "field": e.path}
+        for e, body in zip(errors, bodies, strict=True)
     ]
     return _status(kind, name, 422, "Invalid", message, causes)
 
@@ -205,12 +212,13 @@ def invalid_status(kind: str, name: str, denials: list[Violation]) -> Status:
 def forbidden_status(kind: str, name: str, denials: list[Violation]) -> Status:
     """A 403 for policy denials: each line names the rule, the field and what to do instead."""
     errors = [v.error for v in denials]
+    bodies = [e.body() for e in errors]
     message = f'{kind}.batch "{name}" is forbidden: ' + _aggregate(
-        [f"{e.rule} {e.message()}" for e in errors]
+        [f"{e.rule} {e.path}: {body}" for e, body in zip(errors, bodies, strict=True)]
     )
     causes: list[Cause] = [
-        {"reason": e.type.reason, "message": f"{e.rule}: {e.body()}", "field": e.path}
-        for e in errors
+        {"reason": e.type.reason, "message": f"{e.rule}: {body}", "field": e.path}
+        for e, body in zip(errors, bodies, strict=True)
     ]
     return _status(kind, name, 403, "Forbidden", message, causes)
 
@@ -262,19 +270,21 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
             response["status"] = invalid_status(verdict.kind, verdict.name, denials)
         else:
             response["status"] = forbidden_status(verdict.kind, verdict.name, denials)
-    warnings = [_warning(v) for v in verdict.unique(Enforcement.WARN)]
+    if not verdict.violations:
+        return response
+    fired = verdict.unique()  # once: the warnings and dry runs are among them
+    warnings = [_warning(v) for v in fired if v.enforcement is Enforcement.WARN]
     if warnings:
         response["warnings"] = warnings
-    fired = verdict.unique()
-    if fired:
-        response["auditAnnotations"] = {
-            "violations": ",".join(
-                dict.fromkeys(f"{v.error.rule}={v.enforcement.value}" for v in fired)
-            )
-        }
-    for v in verdict.unique(Enforcement.DRYRUN):
-        # Rule and field only: values can hold secrets (env values in templates).
-        log.info("dryrun violation %s %s", v.error.rule, v.error.path)
+    response["auditAnnotations"] = {
+        "violations": ",".join(
+            dict.fromkeys(f"{v.error.rule}={v.enforcement.value}" for v in fired)
+        )
+    }
+    for v in fired:
+        if v.enforcement is Enforcement.DRYRUN:
+            # Rule and field only: values can hold secrets (env values in templates).
+            log.info("dryrun violation %s %s", v.error.rule, v.error.path)
     return response
 
 
@@ -282,6 +292,9 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
 # 1 MiB label key is echoed in its error. The first causes and warnings are shown, the last
 # saying how many more there were, and every text is cut, so no answer exceeds about 1 MiB.
 MAX_CAUSES = 100
+_ENFORCEMENTS = tuple(Enforcement)
+RULE_AND_ENFORCEMENT = attrgetter("error.rule", "enforcement")
+"""(rule ID, enforcement) of a Violation, read in C."""
 MAX_VALUE_CHARS = 256
 MAX_CAUSE_CHARS = 1024
 MAX_MESSAGE_CHARS = 32 * 1024
@@ -312,8 +325,8 @@ class Bounded:
         """Say how many were left out, name every rule that fired, cut every text."""
         annotations = response.get("auditAnnotations")
         if self.verdict is not self.full and annotations is not None:
-            fired = dict.fromkeys((v.error.rule, v.enforcement.value) for v in self.full.violations)
-            annotations["violations"] = ",".join(f"{rule}={how}" for rule, how in fired)
+            fired = dict.fromkeys(map(RULE_AND_ENFORCEMENT, self.full.violations))
+            annotations["violations"] = ",".join(f"{rule}={how.value}" for rule, how in fired)
         status = response.get("status")
         if status is not None:
             causes = status["details"]["causes"]
@@ -333,8 +346,13 @@ class Bounded:
 
 def bounded(verdict: Verdict) -> Bounded:
     """The verdict cut for answering (see Bounded); cheap when nothing needs cutting."""
+    if len(verdict.violations) < MAX_CAUSES and not any(
+        isinstance(v.error.value, str) and len(v.error.value) > MAX_VALUE_CHARS
+        for v in verdict.violations
+    ):
+        return Bounded(verdict, verdict)
     kept: list[Violation] = []
-    counts = dict.fromkeys(Enforcement, 0)
+    counts = dict.fromkeys(_ENFORCEMENTS, 0)
     for violation in verdict.violations:
         if counts[violation.enforcement] < MAX_CAUSES - 1:
             kept.append(_shortened(violation))

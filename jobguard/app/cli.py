@@ -60,9 +60,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.header_timeout <= 0 or args.max_connections < 1:
         print("jobguard: --header-timeout and --max-connections must be positive", file=sys.stderr)
         return EXIT_UNUSABLE
-    if args.http == "httptools" and importlib.util.find_spec("httptools") is None:
-        print("jobguard: --http httptools needs the httptools package", file=sys.stderr)
-        return EXIT_UNUSABLE
+    for option, package in (("http", "httptools"), ("loop", "uvloop")):
+        if getattr(args, option) == package and importlib.util.find_spec(package) is None:
+            print(f"jobguard: --{option} {package} needs the {package} package", file=sys.stderr)
+            return EXIT_UNUSABLE
     configure_logging(args.log_level)
     config = _load(args.config)
     cluster = serve_cluster(args, config)
@@ -122,6 +123,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         shutdown_delay=args.shutdown_delay,
         grace_period=args.grace_period,
         http=args.http,
+        loop=args.loop,
     )
     serve(app, serve_options, tls_manager.context if tls_manager is not None else None)
     return 0
@@ -168,15 +170,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     # scan it again and again (about 3% of a large run). Its automatic passes stay off to the
     # end: `check_file` collects each file's cycles, and building the output would otherwise
     # rescan every result kept (about 7% of a large run).
+    # Both are undone on return, for callers that go on in the same process.
+    enabled = gc.isenabled()
     gc.freeze()
     gc.disable()
-    requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
-    options = CheckOptions(settings, requester, args.subresource or "", old)
-    report = check(collect(args.paths, args.exclude or []), options, args.jobs)
-    for error in report.errors:
-        print(f"jobguard: {error}", file=sys.stderr)
-    sys.stdout.write(FORMATS[args.output](report))
-    return report.exit_code
+    try:
+        requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
+        options = CheckOptions(settings, requester, args.subresource or "", old)
+        report = check(collect(args.paths, args.exclude or []), options, args.jobs)
+        for error in report.errors:
+            print(f"jobguard: {error}", file=sys.stderr)
+        sys.stdout.write(FORMATS[args.output](report))
+        return report.exit_code
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -354,9 +363,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--http",
-        choices=["h11", "httptools"],
-        default="h11",
-        help="HTTP/1.1 parser (httptools must be installed)",
+        choices=["auto", "h11", "httptools"],
+        default="auto",
+        help="HTTP/1.1 parser (auto: httptools when installed, as it is by default)",
+    )
+    serve.add_argument(
+        "--loop",
+        choices=["auto", "asyncio", "uvloop"],
+        default="auto",
+        help="event loop (auto: uvloop when installed, as it is by default)",
     )
     serve.add_argument(
         "--header-timeout",

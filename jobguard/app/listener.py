@@ -2,8 +2,8 @@
 
 `Listener` counts the connections it accepted until they close, and closes at once those
 beyond its limit, before any TLS handshake or read, so a flood cannot exhaust descriptors.
-(asyncio's own loop calls `accept()` on it; a loop that accepts in C, such as uvloop, bypasses
-the count, and the HTTP-level bound still answers 503.)
+`Acceptor` calls its `accept()` on every event loop and hands each connection to the loop:
+asyncio's own servers would call it too, but uvloop's accept in C, past the count.
 
 Closing a listening socket resets every connection still in its accept queue: the kernel
 finished their handshakes, so their clients may already have written a request. On stop,
@@ -14,6 +14,7 @@ it is empty.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import errno
@@ -21,8 +22,10 @@ import logging
 import os
 import resource
 import socket
+import ssl
 import struct
 import sys
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("jobguard.server")
@@ -45,11 +48,19 @@ class _Accepted(socket.socket):
 
     listener: Listener | None = None
 
-    def close(self) -> None:
+    def _release(self) -> None:
         listener, self.listener = self.listener, None
         if listener is not None:
             listener.open_connections -= 1
+
+    def close(self) -> None:
+        self._release()
         super().close()
+
+    def detach(self) -> int:
+        # uvloop's transports detach the socket object and close the descriptor themselves.
+        self._release()
+        return super().detach()
 
 
 class Listener(socket.socket):
@@ -107,6 +118,89 @@ class Listener(socket.socket):
             os.close(self._spare)
             self._spare = None
         super().close()
+
+
+_PAUSE_ERRORS = frozenset({errno.ENOBUFS, errno.ENOMEM})
+"""Accept errors after which accepting pauses a second (asyncio does the same)."""
+ACCEPT_PAUSE = 1.0
+
+
+class Acceptor:
+    """Serves one `Listener` on the running loop: accepts in Python (counted, bounded, shedding
+    when descriptors run out), then `loop.connect_accepted_socket` with the server's protocol
+    and TLS. The same on asyncio's loop and on uvloop."""
+
+    def __init__(
+        self,
+        listener: Listener,
+        protocol_factory: Callable[[], asyncio.Protocol],
+        tls: ssl.SSLContext | None,
+        handshake_timeout: float,
+        shutdown_timeout: float,
+        backlog: int,
+    ) -> None:
+        self.listener = listener
+        self.protocol_factory = protocol_factory
+        self.tls = tls
+        self.handshake_timeout = handshake_timeout
+        self.shutdown_timeout = shutdown_timeout
+        self.backlog = backlog
+        self.loop = asyncio.get_running_loop()
+        self.tasks: set[asyncio.Task[None]] = set()
+        """Connections being handed to the loop (the TLS handshake, with TLS)."""
+        self.serving = False
+
+    def start(self) -> None:
+        self.serving = True
+        self.loop.add_reader(self.listener.fileno(), self._accept)
+
+    def _accept(self) -> None:
+        # As asyncio does: up to `backlog` connections per wake-up, then let others run.
+        for _ in range(self.backlog):
+            try:
+                connection, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except ConnectionAbortedError:
+                continue
+            except OSError as exc:
+                log.warning("accept failed: %s", exc)
+                if exc.errno in _PAUSE_ERRORS:
+                    self.loop.remove_reader(self.listener.fileno())
+                    self.loop.call_later(ACCEPT_PAUSE, self._resume)
+                return
+            connection.setblocking(False)
+            task = self.loop.create_task(self._connect(connection))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    def _resume(self) -> None:
+        if self.serving:
+            self.loop.add_reader(self.listener.fileno(), self._accept)
+
+    async def _connect(self, connection: socket.socket) -> None:
+        tls = self.tls
+        try:
+            await self.loop.connect_accepted_socket(
+                self.protocol_factory,
+                connection,
+                ssl=tls,
+                ssl_handshake_timeout=self.handshake_timeout if tls else None,
+                ssl_shutdown_timeout=self.shutdown_timeout if tls else None,
+            )
+        except (OSError, ssl.SSLError, TimeoutError, asyncio.CancelledError) as exc:
+            # A failed or timed-out TLS handshake, a client gone before it began: its
+            # transport is closed; the socket object too, so the count is right either way.
+            log.debug("connection not established: %r", exc)
+            connection.close()
+
+    def close(self) -> None:
+        """Stop accepting and close the listening socket (its queue is reset)."""
+        if self.serving:
+            self.serving = False
+            with contextlib.suppress(OSError, ValueError):
+                self.loop.remove_reader(self.listener.fileno())
+        self.listener.close()
 
 
 def bind(host: str, port: int, limit: int, backlog: int) -> list[Listener]:

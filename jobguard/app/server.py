@@ -21,6 +21,8 @@ Responses carry `Connection: close` after a 408 or 413 and during the stop (`_Cl
 from __future__ import annotations
 
 import asyncio
+import gc
+import importlib.util
 import logging
 import ssl
 import sys
@@ -28,7 +30,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
@@ -69,8 +71,20 @@ class ServeOptions:
     """Seconds between SIGTERM (readiness false) and closing the listener."""
     grace_period: float = 20.0
     """Seconds connections get to finish once the listener is closed."""
-    http: str = "h11"
-    """uvicorn's HTTP protocol: h11 or httptools."""
+    http: str = "auto"
+    """uvicorn's HTTP protocol: h11, httptools, or auto (httptools when installed)."""
+    loop: str = "auto"
+    """The event loop: asyncio, uvloop, or auto (uvloop when installed)."""
+
+
+def fast_stack(loop: str = "auto", http: str = "auto") -> tuple[str, str]:
+    """The event loop and HTTP protocol to run: "auto" picks uvloop and httptools (uvicorn's
+    fast stack, parsing and I/O in C) when they are installed, asyncio and h11 otherwise."""
+    if loop == "auto":
+        loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    if http == "auto":
+        http = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+    return loop, http
 
 
 class RateLimitedLog(logging.Filter):
@@ -132,20 +146,36 @@ class _CloseWhenDone:
 
 
 class _Transport(asyncio.Transport):
-    """What uvicorn's protocol sees of the connection: closing goes through `_Connection`."""
+    """What uvicorn's protocol sees of the connection: closing goes through `_Connection`, and
+    writes made in one turn of the loop leave in one: uvicorn writes a response's headers and
+    its body separately, which would cost two TLS records and two system calls."""
 
     def __init__(self, transport: asyncio.Transport, connection: _Connection) -> None:
         super().__init__()
         self._transport = transport
         self._connection = connection
+        self._pending: list[bytes | bytearray | memoryview] = []
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        if not self._connection.lingering:
-            self._transport.write(data)
+        if self._connection.lingering or not data:
+            return
+        if not self._pending:
+            self._connection.loop.call_soon(self.flush)
+        self._pending.append(data)
 
     def writelines(self, list_of_data: Any) -> None:
         for data in list_of_data:
             self.write(data)
+
+    def flush(self) -> None:
+        """Hand what was written to the connection's transport, as one write."""
+        pending = self._pending
+        if not pending:
+            return
+        data = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        if not self._connection.lingering:
+            self._transport.write(data)
 
     def close(self) -> None:
         self._connection.close()
@@ -173,7 +203,7 @@ class _Transport(asyncio.Transport):
         return False
 
     def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size()
+        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
 
     def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
         self._transport.set_write_buffer_limits(high, low)
@@ -207,6 +237,8 @@ class _Connection(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.accepted = self.loop.time()  # protocols are made at accept, before TLS
         self.transport: asyncio.Transport | None = None
+        self.app_transport: _Transport | None = None
+        """What uvicorn's protocol writes to (see _Transport)."""
         self.closed = False
         self.lingering = False
         self.lingered = 0
@@ -220,15 +252,16 @@ class _Connection(asyncio.Protocol):
     # asyncio.Protocol -----------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's do not inherit from asyncio.Transport).
+        self.transport = cast(asyncio.Transport, transport)
         self.server.live.add(self)
         if len(self.server.live) > self.server.max_connections:
             # Over the bound: its request is answered 503 (uvicorn's answer, with
             # Connection: close), and the connections already open are not disturbed.
             self.inner.app = service_unavailable
             log.warning("over %d open connections: answering 503", self.server.max_connections)
-        self.inner.connection_made(_Transport(transport, self))
+        self.app_transport = _Transport(self.transport, self)
+        self.inner.connection_made(self.app_transport)
         remaining = self.accepted + self.server.options.header_timeout - self.loop.time()
         self.header_timer = self.loop.call_later(max(remaining, 0), self._header_timeout)
         if self.server.stopping:  # accepted just before the listener closed
@@ -284,6 +317,8 @@ class _Connection(asyncio.Protocol):
         that destroys the response in flight."""
         if self.closed or self.lingering or self.transport is None:
             return
+        if self.app_transport is not None:
+            self.app_transport.flush()  # the response goes out before the close
         transport = self.transport
         self.lingering = True
         self._cancel_timers()
@@ -363,6 +398,7 @@ class GracefulServer(uvicorn.Server):
         self.options = options
         self.live: set[_Connection] = set()
         self.listeners: list[listening.Listener] = []
+        self.acceptors: list[listening.Acceptor] = []
         self.draining = False
         """Stopping began: responses carry Connection: close."""
         self.stopping = False
@@ -405,18 +441,20 @@ class GracefulServer(uvicorn.Server):
             )
             return _Connection(self, inner)
 
-        tls = config.ssl is not None
-        self.servers = [
-            await loop.create_server(
+        self.acceptors = [
+            listening.Acceptor(
+                sock,
                 connection,
-                sock=sock,
-                ssl=config.ssl,
+                config.ssl,
+                handshake_timeout=self.options.header_timeout,
+                shutdown_timeout=LINGER_SECONDS,
                 backlog=config.backlog,
-                ssl_handshake_timeout=self.options.header_timeout if tls else None,
-                ssl_shutdown_timeout=LINGER_SECONDS if tls else None,
             )
             for sock in self.listeners
         ]
+        for acceptor in self.acceptors:
+            acceptor.start()
+        self.servers = []  # uvicorn's own shutdown closes these: none, the acceptors serve
         self._log_started_message(self.listeners)
         self.started = True
         tls_manager = getattr(self.jobguard_app.state, "tls", None)
@@ -481,8 +519,8 @@ class GracefulServer(uvicorn.Server):
                 break
             empty_twice = empty_twice + 1 if not any(lengths) else 0
             await asyncio.sleep(0.005)
-        for server in self.servers:
-            server.close()
+        for acceptor in self.acceptors:
+            acceptor.close()
 
     def _open_connections(self) -> int:
         accepted = sum(sock.open_connections for sock in self.listeners)
@@ -492,11 +530,16 @@ class GracefulServer(uvicorn.Server):
 def serve(app: Any, options: ServeOptions, ssl_context: ssl.SSLContext | None = None) -> None:
     """Run `app` until stopped (see GracefulServer)."""
     rate_limit_logs()
+    loop, http = fast_stack(options.loop, options.http)
+    log.info("event loop %s, HTTP protocol %s", loop, http)
     config = uvicorn.Config(
         app,
         host=options.host,
         port=options.port,
-        http=options.http,
+        loop=loop,
+        http=http,
+        # The API server calls the webhook directly: no proxy headers to read.
+        proxy_headers=False,
         ssl_context_factory=(lambda _config, _default: ssl_context) if ssl_context else None,
         log_config=None,
         access_log=False,
@@ -506,4 +549,8 @@ def serve(app: Any, options: ServeOptions, ssl_context: ssl.SSLContext | None = 
     )
     server = GracefulServer(config, app, options)
     config.app = _CloseWhenDone(app, server)
+    # Everything loaded so far lives as long as the process: out of the cyclic collector's
+    # full passes, which would otherwise walk it again and again (a pause in the tail latency).
+    gc.collect()
+    gc.freeze()
     server.run()

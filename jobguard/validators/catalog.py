@@ -602,7 +602,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "uncountedTerminatedPods UIDs non-empty and unique",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "_always_on_counters"),
+        checked_in=_in("status", "_uid_errors"),
     ),
     _r(
         "ST-007",

@@ -64,8 +64,15 @@ def admit(request: Request, settings: Settings, stages: Stage = BOTH_STAGES) -> 
 
     Never raises for bad objects: they are left unpatched and give a DEC-001 verdict.
     """
-    mutation = mutate(request, settings) if Stage.MUTATING in stages else Mutation(None)
+    # /validate's stage is tested by identity first: Flag's `in` runs in Python.
+    validating_only = stages is Stage.VALIDATING
+    mutating = not validating_only and Stage.MUTATING in stages
+    mutation = mutate(request, settings) if mutating else _NO_MUTATION
     if mutation.policy is not None and isinstance(request.object, dict):
         request = dataclasses.replace(request, object=mutation.apply(request.object))
-    verdict = evaluate(request, settings) if Stage.VALIDATING in stages else None
+    validating = validating_only or Stage.VALIDATING in stages
+    verdict = evaluate(request, settings) if validating else None
     return Admission(request, mutation, verdict)
+
+
+_NO_MUTATION = Mutation(None)

@@ -28,13 +28,14 @@ class ErrorType(Enum):
     UNREADABLE = ("FieldValueInvalid", "")
     """A value the object cannot be decoded with (DEC-001): the decoder's words, no prefix."""
 
+    # _value_, not value: Enum.value is a descriptor written in Python (every error reads these).
     @property
     def reason(self) -> str:
-        return self.value[0]
+        return str(self._value_[0])
 
     @property
     def prefix(self) -> str:
-        return self.value[1]
+        return str(self._value_[1])
 
 
 class _Omitted:

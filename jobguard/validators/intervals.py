@@ -10,8 +10,11 @@ single interval.
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from operator import itemgetter, lt
 
 from jobguard.validators.memo import ByteBoundedMemo
@@ -85,15 +88,38 @@ def parse_intervals(indexes: str, completions: int) -> list[Interval]:
     return list(iter_intervals(indexes, completions))
 
 
-def count_indexes(indexes: str, completions: int) -> int:
+def count_indexes(indexes: str, completions: int, stored: str | None = None) -> int:
     """Number of indexes in the set, or IndexParseError.
 
     The same strings come back on every status update of a Job, so results are cached.
+    `stored` is the list this one replaces (the stored Job's): where both share their first
+    fragments, as when the job controller adds an index, only the rest is parsed.
     """
-    size, error = _count_cached((indexes, completions))
-    if error is not None:
-        raise IndexParseError(error)
-    return size
+    parsed = _parsed(indexes, completions, stored)
+    if parsed.error is not None:
+        raise IndexParseError(parsed.error)
+    return parsed.count
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """An index list as parsed: its size and intervals in order, or its first error."""
+
+    count: int
+    error: str | None
+    firsts: array[int]
+    lasts: array[int]
+    """The same array as `firsts` when every fragment is a single index."""
+
+    def bytes(self) -> int:
+        """What the intervals hold (charged to the cache with the string)."""
+        extra = 0 if self.lasts is self.firsts else self.lasts.itemsize * len(self.lasts)
+        return self.firsts.itemsize * len(self.firsts) + extra
+
+
+def _typecode(completions: int) -> str:
+    # Indexes are below completions (an int32 in a Job): 4 bytes each, 8 beyond.
+    return "i" if completions <= 2**31 else "q"
 
 
 # Numbers of at most 18 digits (int() is fast and safe on them; longer ones take the exact path).
@@ -101,9 +127,10 @@ _WELL_FORMED = re.compile(r"[0-9]{1,18}(?:-[0-9]{1,18})?(?:,[0-9]{1,18}(?:-[0-9]
 _FRAGMENT = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 
-def _count_valid_fast(indexes: str, completions: int) -> int | None:
-    """The size of a valid list, checked with C-level loops; None when anything is off (the
-    exact parser then finds and words the first error)."""
+def _fast_intervals(indexes: str, completions: int) -> tuple[list[int], list[int]] | None:
+    """(firsts, lasts) of a valid non-empty list, checked with C-level loops (the same list
+    twice when there is no range); None when anything is off (the exact parser then finds and
+    words the first error)."""
     if "-" not in indexes:  # single indexes only: split and compare, all in C loops
         tokens = indexes.split(",")
         if not (indexes.isascii() and all(map(str.isdigit, tokens))) or max(map(len, tokens)) > 18:
@@ -111,7 +138,7 @@ def _count_valid_fast(indexes: str, completions: int) -> int | None:
         numbers = list(map(int, tokens))
         if numbers[-1] >= completions or not all(map(lt, numbers, numbers[1:])):
             return None
-        return len(numbers)
+        return numbers, numbers
     if _WELL_FORMED.fullmatch(indexes) is None:
         return None
     pairs = _FRAGMENT.findall(indexes)
@@ -124,22 +151,87 @@ def _count_valid_fast(indexes: str, completions: int) -> int | None:
     )
     if not ranges_increase or not all(map(lt, lasts, firsts[1:])):
         return None
-    return sum(lasts) - sum(firsts) + len(firsts)
+    return firsts, lasts
 
 
-def _count(key: tuple[str, int]) -> tuple[int, str | None]:
+def _parse(key: tuple[str, int]) -> _Parsed:
     indexes, completions = key
-    if indexes and (fast := _count_valid_fast(indexes, completions)) is not None:
-        return fast, None
-    try:
-        return sum(len(interval) for interval in iter_intervals(indexes, completions)), None
-    except IndexParseError as exc:
-        return 0, str(exc)
+    code = _typecode(completions)
+    if not indexes:
+        return _Parsed(0, None, array(code), array(code))
+    fast = _fast_intervals(indexes, completions)
+    if fast is None:
+        try:
+            intervals = parse_intervals(indexes, completions)
+        except IndexParseError as exc:
+            return _Parsed(0, str(exc), array(code), array(code))
+        fast = [i.first for i in intervals], [i.last for i in intervals]
+    firsts, lasts = fast
+    if lasts is firsts or lasts == firsts:
+        numbers = array(code, firsts)
+        return _Parsed(len(firsts), None, numbers, numbers)
+    count = sum(lasts) - sum(firsts) + len(firsts)
+    return _Parsed(count, None, array(code, firsts), array(code, lasts))
 
 
-# Bounded by the bytes of the strings (clients choose them): 4 MiB holds about 60 lists of
-# 64 KiB (the successPolicy limit) or thousands of short ones; a longer string is not kept.
-_count_cached = ByteBoundedMemo(_count, max_bytes=4 * 1024 * 1024)
+# Bounded by the bytes of the strings (clients choose them) and of their intervals: 4 MiB holds
+# about 35 lists of 64 KiB (the successPolicy limit) or thousands of short ones.
+_parsed_cache: ByteBoundedMemo[tuple[str, int], _Parsed] = ByteBoundedMemo(
+    _parse, max_bytes=4 * 1024 * 1024, value_bytes=_Parsed.bytes
+)
+
+_INCREMENTAL_CHARS = 1024
+"""Lists shorter than this are parsed whole (it costs less than finding what changed)."""
+
+
+def _parsed(indexes: str, completions: int, stored: str | None) -> _Parsed:
+    key = (indexes, completions)
+    if stored is None or len(stored) < _INCREMENTAL_CHARS or stored == indexes:
+        return _parsed_cache(key)
+    return _parsed_cache.get_or_compute(key, lambda key: _parse_changed(key, stored))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (a binary search on C comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # a[:low] == b[:low]
+        middle = (low + high + 1) // 2
+        if a.startswith(b[low:middle], low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _shared_end(stored: str, indexes: str) -> int:
+    """Where the fragments both lists begin with end: the position of the comma after them in
+    both (or the end of the shorter one); -1 when even their first fragments differ."""
+    shorter, longer = (stored, indexes) if len(stored) <= len(indexes) else (indexes, stored)
+    if longer.startswith(shorter) and longer[len(shorter) : len(shorter) + 1] == ",":
+        return len(shorter)  # fragments added (or removed) at the end only
+    return stored.rfind(",", 0, _common_prefix(stored, indexes))
+
+
+def _parse_changed(key: tuple[str, int], stored: str) -> _Parsed:
+    """`_parse(key)`, parsing only the fragments after those `stored` begins with too."""
+    indexes, completions = key
+    base = _parsed_cache((stored, completions))
+    cut = _shared_end(stored, indexes)
+    new_text = indexes[cut + 1 :] if cut < len(indexes) else None
+    if base.error is not None or cut <= 0 or new_text == "":
+        return _parse(key)
+    kept = stored.count(",", 0, cut) + 1  # fragments before the cut, common to both
+    new = _parse((new_text or "", completions))
+    if new.error is not None or (new.count and new.firsts[0] <= base.lasts[kept - 1]):
+        return _parse(key)  # the whole list, to find and word the first error
+    if base.lasts is base.firsts:
+        removed = len(base.firsts) - kept
+    else:
+        removed = sum(base.lasts[kept:]) - sum(base.firsts[kept:]) + len(base.firsts) - kept
+    firsts = base.firsts[:kept] + new.firsts
+    single = base.lasts is base.firsts and new.lasts is new.firsts
+    lasts = firsts if single else base.lasts[:kept] + new.lasts
+    return _Parsed(base.count - removed + new.count, None, firsts, lasts)
 
 
 def _lenient_intervals(indexes: str, completions: int) -> Iterator[Interval]:
@@ -153,8 +245,54 @@ def _lenient_intervals(indexes: str, completions: int) -> Iterator[Interval]:
             continue
 
 
-def first_overlap(completed: str, failed: str, completions: int) -> int | None:
-    """First index present in both lists, walking both with two cursors like upstream."""
+def first_overlap(
+    completed: str, failed: str, completions: int, stored_completed: str | None = None
+) -> int | None:
+    """First index present in both lists, as upstream's walk with two cursors finds it.
+
+    Results are cached; `stored_completed` (the stored Job's completedIndexes) lets a list that
+    only grew at its end be checked by its new intervals alone.
+    """
+    return _overlaps.get_or_compute(
+        (completed, failed, completions), lambda key: _first_overlap(key, stored_completed)
+    )
+
+
+def _first_overlap(key: tuple[str, str, int], stored_completed: str | None) -> int | None:
+    completed, failed, completions = key
+    done = _parsed(completed, completions, stored_completed)
+    fail = _parsed(failed, completions, None)
+    if done.error is None and fail.error is None and done.count and fail.count:
+        if stored_completed is not None and _shared_end(stored_completed, completed) == len(
+            stored_completed
+        ):
+            before = _overlaps.peek((stored_completed, failed, completions))
+            if before == (None,):  # the stored intervals meet none: only the new ones can
+                return _first_common(done, fail, stored_completed.count(",") + 1)
+        if _disjoint(done, fail):
+            return None
+    return _walk(completed, failed, completions)
+
+
+def _first_common(done: _Parsed, fail: _Parsed, start: int) -> int | None:
+    """The first index of `done`'s intervals from `start` on that `fail` holds too."""
+    for first, last in zip(done.firsts[start:], done.lasts[start:], strict=True):
+        j = bisect_left(fail.lasts, first)  # the first failed interval that reaches `first`
+        if j < len(fail.lasts) and fail.firsts[j] <= last:
+            return max(first, fail.firsts[j])
+    return None
+
+
+def _disjoint(a: _Parsed, b: _Parsed) -> bool:
+    """Whether two valid lists share no index: sorted together, every interval must end before
+    the next begins (intervals within one list are ascending and apart already)."""
+    firsts = sorted(a.firsts + b.firsts)
+    lasts = firsts if a.lasts is a.firsts and b.lasts is b.firsts else sorted(a.lasts + b.lasts)
+    return all(map(lt, lasts, islice(firsts, 1, None)))
+
+
+def _walk(completed: str, failed: str, completions: int) -> int | None:
+    """Upstream's walk, over every fragment that parses on its own."""
     completed_iter = _lenient_intervals(completed, completions)
     failed_iter = _lenient_intervals(failed, completions)
     c = next(completed_iter, None)
@@ -167,3 +305,9 @@ def first_overlap(completed: str, failed: str, completions: int) -> int | None:
         else:
             f = next(failed_iter, None)
     return None
+
+
+# Results for pairs of lists: bounded by the bytes of both strings.
+_overlaps: ByteBoundedMemo[tuple[str, str, int], int | None] = ByteBoundedMemo(
+    lambda key: _first_overlap(key, None), max_bytes=2 * 1024 * 1024
+)

@@ -45,16 +45,12 @@ class JobState:
 
     @classmethod
     def of(cls, job: Job) -> JobState:
-        true_types: set[str] = set()
-        suspended_false = False
-        suspended_count = 0
-        for condition in job.status.conditions or ():
-            if condition.status == "True":
-                true_types.add(condition.type)
-            if condition.type == SUSPENDED:
-                suspended_count += 1
-                suspended_false = suspended_false or condition.status == "False"
         status = job.status
+        conditions = status.conditions or ()
+        true_types = {c.type for c in conditions if c.status == "True"}
+        suspended = [c.status for c in conditions if c.type == SUSPENDED]
+        suspended_false = "False" in suspended
+        suspended_count = len(suspended)
         return cls(
             suspend=bool(job.spec.suspend),
             suspended_true=SUSPENDED in true_types,

@@ -31,26 +31,45 @@ def _key_bytes(key: object) -> int:
 class ByteBoundedMemo(Generic[K, V]):
     """`memo(key)` computes `function(key)` once while the key stays among the recent ones.
 
+    `value_bytes`, when given, says what a value holds beyond its key (charged likewise).
     Thread-safe (the webhook may judge large requests in a worker thread): hits take no lock,
     insertions and evictions do.
     """
 
-    def __init__(self, function: Callable[[K], V], max_bytes: int) -> None:
+    def __init__(
+        self,
+        function: Callable[[K], V],
+        max_bytes: int,
+        value_bytes: Callable[[V], int] | None = None,
+    ) -> None:
         self._function = function
         self.max_bytes = max_bytes
+        self._value_bytes = value_bytes
         self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._lock = threading.Lock()
         self.bytes = 0
         """Bytes charged for the entries held now (at most `max_bytes`)."""
 
     def __call__(self, key: K) -> V:
+        return self.get_or_compute(key, self._function)
+
+    def peek(self, key: K) -> tuple[V] | None:
+        """The value held for `key` (in a 1-tuple), without computing or reordering."""
+        hit = self._entries.get(key)
+        return None if hit is None else (hit[0],)
+
+    def get_or_compute(self, key: K, compute: Callable[[K], V]) -> V:
+        """The value held for `key`, else `compute(key)` (which must give what the memo's own
+        function would: a faster way to the same value), kept."""
         hit = self._entries.get(key)
         if hit is not None:
             with contextlib.suppress(KeyError):  # evicted meanwhile by another thread
                 self._entries.move_to_end(key)
             return hit[0]
-        value = self._function(key)
+        value = compute(key)
         cost = _key_bytes(key) + _ENTRY_OVERHEAD
+        if self._value_bytes is not None:
+            cost += self._value_bytes(value)
         if cost > self.max_bytes:
             return value
         with self._lock:

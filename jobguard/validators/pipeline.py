@@ -7,7 +7,11 @@ rule checks in upstream order -> resolved per configured rule -> Verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby, repeat
+from operator import attrgetter
 from typing import Any
+
+import orjson
 
 from jobguard.validators.catalog import Enforcement
 from jobguard.validators.context import (
@@ -21,8 +25,10 @@ from jobguard.validators.context import (
 )
 from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
+from jobguard.validators.memo import ByteBoundedMemo
 from jobguard.validators.model import (
     DecodeProblem,
+    Job,
     JobJson,
     ObjectDecodeError,
     decode_cronjob,
@@ -71,6 +77,7 @@ from jobguard.validators.strategy import job_options, status_options
 
 JUDGED_KINDS = ("Job", "CronJob")
 DECODE_RULE = "DEC-001"
+_RULE = attrgetter("rule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +106,7 @@ class Verdict:
 
     @property
     def allowed(self) -> bool:
-        return not self.denials
+        return not any(v.enforcement is Enforcement.DENY for v in self.violations)
 
     def unique(self, enforcement: Enforcement | None = None) -> list[Violation]:
         """Violations without upstream's repeated copies, optionally of one enforcement."""
@@ -159,7 +166,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     else:
         new_raw = prepare_update(new_raw, old_raw)
     new = apply_job_defaults(decode_job(new_raw))
-    old = apply_job_defaults(decode_job(old_raw, "oldObject"))
+    old = apply_job_defaults(_decode_old(old_raw, new_raw, new))
     new_state, old_state = JobState.of(new), JobState.of(old)
     context = JobStatusContext if status else JobUpdateContext
     return context(
@@ -176,6 +183,46 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     )
 
 
+def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> Job:
+    """The old Job. A part the preparation copied into the new object (the spec of a status
+    update, the status of an update) is the new Job's: the same JSON, not decoded twice."""
+    shared = [
+        key for key in ("spec", "status") if key in old_raw and new_raw.get(key) is old_raw[key]
+    ]
+    if not shared:
+        return decode_job(old_raw, "oldObject")
+    # {} decodes in C; a missing part would be built by its default factory, in Python.
+    old = decode_job({**old_raw, **{key: {} for key in shared}}, "oldObject")
+    for key in shared:
+        setattr(old, key, getattr(new, key))
+    return old
+
+
+def _job_spec_errors(ctx: JobContext, create: bool) -> list[FieldError]:
+    """Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the
+    selector checks: a function of the spec as sent. Every update of a Job sends its spec
+    again, mostly unchanged, so results are kept, keyed by the spec's JSON."""
+
+    def check(_: object = None) -> list[FieldError]:
+        return (
+            check_job_spec(ctx.new.spec, "spec")
+            + check_pod_template(ctx.new_json.template, "spec.template", create=create)
+            + check_selector(ctx.new_json, "spec")
+        )
+
+    try:
+        key = (orjson.dumps(ctx.new_json.spec, option=orjson.OPT_SORT_KEYS), create)
+    except TypeError:  # a value JSON cannot hold (a manifest's): judged, not kept
+        return check()
+    return list(_JOB_SPEC_ERRORS.get_or_compute(key, check))
+
+
+_JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool], list[FieldError]] = ByteBoundedMemo(
+    lambda key: [], max_bytes=4 * 1024 * 1024, value_bytes=lambda errors: 256 * len(errors)
+)
+"""Only filled through `get_or_compute` (the key alone cannot rebuild the typed spec)."""
+
+
 def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     """Every rule's errors for a Job request, in the order the API server reports them."""
     new, new_json = ctx.new, ctx.new_json
@@ -184,7 +231,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
         old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
         status_opts = status_options(new, old, new_state, old_state, ctx.semantics)
         errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
-        errors += check_job_status(new, new_state, "status", status_opts)
+        errors += check_job_status(new, new_state, "status", status_opts, old)
         errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)
         # Not upstream: suspend semantics of the status (never for exempt requesters).
         if not settings.policies.exemptions.exempt(ctx.namespace, ctx.requester):
@@ -198,13 +245,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     else:
         opts = job_options(None, None, ctx.semantics)
     create = update is None
-    # Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the selector
-    # checks.
-    job_spec = (
-        check_job_spec(new.spec, "spec")
-        + check_pod_template(new_json.template, "spec.template", create=create)
-        + check_selector(new_json, "spec")
-    )
+    job_spec = _job_spec_errors(ctx, create)
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
     errors = check_object_meta(new.metadata, ctx.namespace) if create else []
     errors += check_labels_and_annotations(new_json.metadata, "metadata")
@@ -268,11 +309,13 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
 
 
 def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
-    out = []
-    for error in errors:
-        rule = settings.rule(error.rule)
-        if rule.enabled:
-            out.append(Violation(error, rule.enforcement))
+    out: list[Violation] = []
+    enforcements = settings.enforcements
+    # Errors come in runs of one rule (250,000 ST-006 duplicates): resolved once per run.
+    for rule, run in groupby(errors, _RULE):
+        enforcement = enforcements[rule]
+        if enforcement is not None:
+            out += map(Violation, run, repeat(enforcement))
     return out
 
 

@@ -67,11 +67,15 @@ class Settings:
     rules: Mapping[str, ResolvedRule] = field(init=False, repr=False, compare=False)
     params: Mapping[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
     """Each rule's configured parameters."""
+    enforcements: Mapping[str, Enforcement | None] = field(init=False, repr=False, compare=False)
+    """Each rule's enforcement, None when it is off: what a request's errors are resolved by."""
 
     def __post_init__(self) -> None:
         resolved = {info.id: _resolve(info, self.enforcement, self.overrides) for info in RULES}
         object.__setattr__(self, "rules", resolved)
         object.__setattr__(self, "params", {k: r.params for k, r in resolved.items()})
+        enforcements = {k: r.enforcement if r.enabled else None for k, r in resolved.items()}
+        object.__setattr__(self, "enforcements", enforcements)
 
     def rule(self, rule_id: str) -> ResolvedRule:
         return self.rules[rule_id]

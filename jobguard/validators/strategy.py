@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobguard.validators.lifecycle import JobState
-from jobguard.validators.model import INDEXED, Job, as_sent
+from jobguard.validators.model import INDEXED, Job
 from jobguard.validators.prepare import CONTROLLER_UID_LABEL, JOB_NAME_LABEL
 from jobguard.validators.semantic import normalize
 from jobguard.validators.versions import Semantics
@@ -94,10 +94,19 @@ class StatusOptions:
     immutable ..."; before: Required "startTime cannot be removed ...")."""
 
 
-def _uncounted(job: Job) -> object:
-    uncounted = job.status.uncounted_terminated_pods
-    # Absent differs from {} (upstream compares the pointers, then semantically).
-    return None if uncounted is None else ("set", normalize(as_sent(uncounted)))
+def _uncounted_changed(new: Job, old: Job) -> bool:
+    """Whether uncountedTerminatedPods changed: absent differs from {} (upstream compares the
+    pointers, then semantically: nil and empty UID lists are equal)."""
+    a, b = new.status.uncounted_terminated_pods, old.status.uncounted_terminated_pods
+    if a is None or b is None:
+        return a is not b
+    # The UID lists compared as they are (in C, at once when the lengths differ: a list of
+    # 250,000 UIDs is never copied); members not modelled, semantically as before.
+    return (
+        (a.succeeded or []) != (b.succeeded or [])
+        or (a.failed or []) != (b.failed or [])
+        or normalize(a.model_extra or {}) != normalize(b.model_extra or {})
+    )
 
 
 def status_options(
@@ -123,7 +132,7 @@ def status_options(
     completion_time_changed = status.completion_time != old_status.completion_time
     ready_changed = status.ready != old_status.ready
     terminating_changed = status.terminating != old_status.terminating
-    uncounted_changed = _uncounted(new) != _uncounted(old)
+    uncounted_changed = _uncounted_changed(new, old)
     suspended_with_zero_completions = spec.suspend is True and spec.completions == 0
     resuming = os_.suspended_true and ns.suspended_false
     return StatusOptions(

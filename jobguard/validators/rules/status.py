@@ -42,26 +42,51 @@ def _always_on_counters(job: Job, path: str) -> list[FieldError]:
     if uncounted is not None:
         seen: set[str] = set()
         for list_name, uids in (("succeeded", uncounted.succeeded), ("failed", uncounted.failed)):
-            for i, uid in enumerate(uids or ()):
-                uid_path = f"{path}.uncountedTerminatedPods.{list_name}[{i}]"
-                if uid == "":
-                    errors.append(invalid("ST-006", uid_path, uid, "must not be empty"))
-                elif uid in seen:
-                    errors.append(FieldError("ST-006", uid_path, ErrorType.DUPLICATE, "", uid))
-                else:
-                    seen.add(uid)
+            if uids:
+                errors += _uid_errors(uids, f"{path}.uncountedTerminatedPods.{list_name}", seen)
     return errors
 
 
-def _index_errors(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
+def _uid_errors(uids: list[str], path: str, seen: set[str]) -> list[FieldError]:
+    """ST-006 for one UID list, in order: empty UIDs, and UIDs already `seen` (which grows)."""
+    if "" not in uids and len(distinct := set(uids)) == len(uids):
+        # No empty UID and none repeated within the list (the case of every valid status, and
+        # of a list repeating the other one): only those seen before are duplicates. The
+        # checks above run in C; the loop below only makes the errors.
+        duplicates = (
+            [
+                FieldError("ST-006", f"{path}[{i}]", ErrorType.DUPLICATE, "", uid)
+                for i, uid in enumerate(uids)
+                if uid in seen
+            ]
+            if not seen.isdisjoint(distinct)
+            else []
+        )
+        seen |= distinct
+        return duplicates
+    errors: list[FieldError] = []
+    for i, uid in enumerate(uids):
+        if uid == "":
+            errors.append(invalid("ST-006", f"{path}[{i}]", uid, "must not be empty"))
+        elif uid in seen:
+            errors.append(FieldError("ST-006", f"{path}[{i}]", ErrorType.DUPLICATE, "", uid))
+        else:
+            seen.add(uid)
+    return errors
+
+
+def _index_errors(job: Job, path: str, opts: StatusOptions, old: Job | None) -> list[FieldError]:
     errors: list[FieldError] = []
     spec, status = job.spec, job.status
     completions = spec.completions
     completed = status.completed_indexes
     failed = status.failed_indexes
+    # The stored lists: what the new ones replace (parsing skips what both begin with).
+    stored_completed = old.status.completed_indexes if old is not None else None
+    stored_failed = old.status.failed_indexes if old is not None else None
     if opts.reject_invalid_completed_indexes and completions is not None and completed is not None:
         try:
-            count_indexes(completed, completions)
+            count_indexes(completed, completions, stored_completed)
         except IndexParseError as exc:
             errors.append(
                 invalid(
@@ -78,7 +103,7 @@ def _index_errors(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
         and failed is not None
     ):
         try:
-            count_indexes(failed, completions)
+            count_indexes(failed, completions, stored_failed)
         except IndexParseError as exc:
             errors.append(
                 invalid(
@@ -117,7 +142,7 @@ def _index_errors(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
         and failed
         and completed
     ):
-        overlap = first_overlap(completed, failed, completions)
+        overlap = first_overlap(completed, failed, completions, stored_completed)
         if overlap is not None:
             errors.append(
                 invalid(
@@ -130,9 +155,12 @@ def _index_errors(job: Job, path: str, opts: StatusOptions) -> list[FieldError]:
     return errors
 
 
-def check_job_status(job: Job, state: JobState, path: str, opts: StatusOptions) -> list[FieldError]:
+def check_job_status(
+    job: Job, state: JobState, path: str, opts: StatusOptions, old: Job | None = None
+) -> list[FieldError]:
     """The new status on its own (upstream validateJobStatus), in upstream order; `state` is
-    the Job's lifecycle state."""
+    the Job's lifecycle state. `old`, the stored Job of an update, only saves work (index
+    lists are parsed from where they differ from the stored ones)."""
     status = job.status
     errors = _always_on_counters(job, path)
 
@@ -234,7 +262,7 @@ def check_job_status(job: Job, state: JobState, path: str, opts: StatusOptions) 
                 "must be empty for finished job",
             )
         )
-    errors += _index_errors(job, path, opts)
+    errors += _index_errors(job, path, opts, old)
     if opts.reject_finished_with_terminating and state.finished and (state.terminating or 0) > 0:
         errors.append(
             invalid(
