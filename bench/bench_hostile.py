@@ -34,7 +34,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_stop import source_tree  # noqa: E402
+from bench.bench_stop import jobguard_command, source_tree  # noqa: E402
 from tests.builders import job  # noqa: E402
 from tests.loads import http_request, read_response  # noqa: E402
 from tests.reviews import review  # noqa: E402
@@ -49,7 +49,7 @@ INLINE = (
 @contextlib.contextmanager
 def server(tree: Path, inline: bool, extra: list[str]) -> Iterator[tuple[int, int]]:
     port = free_port()
-    start = [sys.executable, "-c", INLINE] if inline else [sys.executable, "-m", "jobguard"]
+    start = [sys.executable, "-c", INLINE] if inline else jobguard_command(tree)
     command = [*start, "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--log-level", "warning", "--shutdown-delay", "0", *extra]
     env = {**os.environ, "JOBGUARD_CONFIG": ""}

@@ -29,7 +29,8 @@ from typing import Any
 
 import httpx
 
-from bench.payloads import kueue_job, review_bytes
+from bench.bench_stop import jobguard_command, source_tree
+from bench.payloads import QUEUE_LABEL, kueue_job, review_bytes
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,40 +86,160 @@ def _review(new: Any, old: Any, sub: str = "") -> bytes:
     return review_bytes(new, old, sub=sub, user="system:serviceaccount:kueue-system:kueue")
 
 
+def _managed_fields(manager: str, subresource: str, fields: dict[str, Any]) -> dict[str, Any]:
+    entry = {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": "batch/v1",
+        "time": "2026-01-01T10:01:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    return {**entry, "subresource": subresource} if subresource else entry
+
+
+def _as_stored(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the API server sends of a Job it stored: managedFields included (a third of a
+    real Job's bytes)."""
+    stored = copy.deepcopy(obj)
+    for container in stored["spec"]["template"]["spec"]["containers"]:
+        container["env"] += [
+            {"name": f"TRAINER_OPT_{j}", "value": f"setting-{j}"} for j in range(4)
+        ]
+    container_fields = {
+        f'k:{{"name":"{c["name"]}"}}': {
+            ".": {},
+            "f:command": {},
+            "f:env": {
+                f'k:{{"name":"{e["name"]}"}}': {".": {}, "f:name": {}, "f:value": {}}
+                for e in c["env"]
+            },
+            "f:image": {},
+            "f:imagePullPolicy": {},
+            "f:name": {},
+            "f:resources": {"f:limits": {}, "f:requests": {}},
+            "f:volumeMounts": {},
+        }
+        for c in stored["spec"]["template"]["spec"]["containers"]
+    }
+    stored["metadata"]["managedFields"] = [
+        _managed_fields(
+            "kueue",
+            "",
+            {
+                "f:metadata": {"f:labels": {".": {}, f"f:{QUEUE_LABEL}": {}}},
+                "f:spec": {
+                    "f:completionMode": {},
+                    "f:completions": {},
+                    "f:parallelism": {},
+                    "f:suspend": {},
+                    "f:template": {"f:spec": {"f:containers": container_fields}},
+                },
+            },
+        ),
+        _managed_fields(
+            "kube-controller-manager",
+            "status",
+            {
+                "f:status": {
+                    "f:active": {},
+                    "f:conditions": {
+                        ".": {},
+                        'k:{"type":"Suspended"}': {
+                            ".": {},
+                            "f:lastProbeTime": {},
+                            "f:lastTransitionTime": {},
+                            "f:message": {},
+                            "f:reason": {},
+                            "f:status": {},
+                            "f:type": {},
+                        },
+                    },
+                    "f:ready": {},
+                    "f:startTime": {},
+                    "f:terminating": {},
+                    "f:uncountedTerminatedPods": {},
+                }
+            },
+        ),
+    ]
+    stored["metadata"]["annotations"] = {
+        "kueue.x-k8s.io/workload": f"job-{stored['metadata']['name']}-5f0c1",
+        "kueue.x-k8s.io/admitted-by": "cluster-queue-a100",
+    }
+    return stored
+
+
+def _indexes(start: int, size: int) -> list[str]:
+    """Every other index from `start`: an interval list of about `size` bytes, as a large
+    Indexed Job reports it (12,000 single indexes in 64 KiB)."""
+    done = []
+    length = 0
+    i = start
+    while length < size:
+        text = str(i)
+        done.append(text)
+        length += len(text) + 1
+        i += 2
+    return done
+
+
 def reviews() -> dict[str, bytes]:
     old = _job(True)
     new = copy.deepcopy(old)
     new["spec"]["suspend"] = False
     new["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "a100"}
     running = copy.deepcopy(new)
-    running["status"] = {"startTime": "2026-01-01T10:01:00Z", "active": 8, "ready": 6}
+    running["status"] = {
+        "startTime": "2026-01-01T10:01:00Z",
+        "active": 8,
+        "ready": 6,
+        "terminating": 0,
+        "uncountedTerminatedPods": {},
+        "conditions": [
+            {
+                "type": "Suspended",
+                "status": "False",
+                "reason": "JobResumed",
+                "message": "Job resumed",
+                "lastProbeTime": "2026-01-01T10:01:00Z",
+                "lastTransitionTime": "2026-01-01T10:01:00Z",
+            }
+        ],
+    }
+    running = _as_stored(running)
     progressed = copy.deepcopy(running)
     progressed["status"].update(ready=8, succeeded=1, completedIndexes="0")
+    # The same update from a controller that miscounts: succeeded goes down, more ready pods
+    # than active ones (ST-020, ST-040).
+    denied_old = copy.deepcopy(progressed)
+    denied_old["status"].update(succeeded=3, completedIndexes="0-2")
+    denied_new = copy.deepcopy(denied_old)
+    denied_new["status"].update(active=7, ready=8, succeeded=2, completedIndexes="0-1")
+    # A large Indexed Job with backoffLimitPerIndex: 64 KiB of completed (even) and of failed
+    # (odd) indexes in both objects; one more index completes.
     big_old = copy.deepcopy(running)
     big_old["spec"]["completions"] = big_old["spec"]["parallelism"] = 100_000
-    # Every other index done: a 64 KiB interval list, as a large Indexed Job reports it.
-    done = []
-    size = 0
-    i = 0
-    while size < 64 * 1024 - 16:
-        text = str(i)
-        done.append(text)
-        size += len(text) + 1
-        i += 2
-    big_old["status"]["completedIndexes"] = ",".join(done[:-1])
+    big_old["spec"]["backoffLimitPerIndex"] = 1
+    completed = _indexes(0, 64 * 1024 - 16)
+    big_old["status"]["completedIndexes"] = ",".join(completed[:-1])
+    big_old["status"]["failedIndexes"] = ",".join(_indexes(1, 64 * 1024 - 16))
+    big_old["status"]["succeeded"] = len(completed) - 1
     big_new = copy.deepcopy(big_old)
-    big_new["status"]["completedIndexes"] = ",".join(done)
-    big_new["status"]["succeeded"] = len(done)
-    # The same, but every request reports one more completed index, as a real status stream
-    # does: nothing can be served from the index-string cache. wrk fills in __N__.
-    growing_old = copy.deepcopy(big_old)
+    big_new["status"]["completedIndexes"] = ",".join(completed)
+    big_new["status"]["succeeded"] = len(completed)
+    # A 64 KiB completedIndexes that grows with every request, as a real status stream does:
+    # nothing can be served from the index-string cache. wrk fills in __N__.
+    growing_old = copy.deepcopy(running)
     growing_old["spec"]["completions"] = growing_old["spec"]["parallelism"] = 2**31 - 1
+    growing_old["status"]["completedIndexes"] = ",".join(completed[:-1])
     growing_new = copy.deepcopy(growing_old)
-    growing_new["status"]["completedIndexes"] = ",".join(done) + ",__N__"
+    growing_new["status"]["completedIndexes"] = ",".join(completed) + ",__N__"
     return {
         "status-64KiB-indexes-growing": _review(growing_new, growing_old, "status"),
         "job-update": _review(new, old),
-        "status-update": _review(progressed, running, "status"),
+        "status-update-allowed": _review(progressed, running, "status"),
+        "status-update-denied": _review(denied_new, denied_old, "status"),
         "status-64KiB-indexes": _review(big_new, big_old, "status"),
     }
 
@@ -134,8 +255,11 @@ def _median(runs: list[dict[str, float]]) -> dict[str, float]:
     return ordered[len(ordered) // 2]
 
 
-def _start(command: list[str], url: str, ca: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _start(command: list[str], url: str, ca: str, cwd: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "JOBGUARD_CONFIG": ""}
+    proc = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -222,87 +346,118 @@ def hey(url: str, body_file: str, seconds: int, rate: int) -> dict[str, float]:
     return {"requests_per_second": rps, "p50_ms": p50, "p99_ms": p99}
 
 
+def _serve_command(tree: Path, certs: Any) -> list[str]:
+    """`jobguard serve` of this tree, or of a git revision's `jobguard` package in `tree`."""
+    return [
+        *jobguard_command(tree),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--tls-cert-file",
+        str(certs.tls_crt),
+        "--tls-private-key-file",
+        str(certs.tls_key),
+        "--log-level",
+        "warning",
+        "--port",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--rate", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3, help="saturated runs per server")
+    parser.add_argument(
+        "--baseline", metavar="REF", help="also run the server of this git revision, alternating"
+    )
+    parser.add_argument("--only", nargs="*", help="review names to measure (default: all)")
     args = parser.parse_args()
     for tool in ("wrk", "hey"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is missing: apt-get install -y wrk hey (make bench-http)")
-    bindir = Path(sys.executable).parent
-    with tempfile.TemporaryDirectory() as tmp:
-        from jobguard.app.certs import generate
+    from jobguard.app.certs import generate
+    from jobguard.app.server import fast_stack
 
+    # The floor runs on the stack `jobguard serve` picks by default.
+    loop, http = fast_stack()
+    bindir = Path(sys.executable).parent
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        source_tree(args.baseline) as baseline_tree,
+        contextlib.ExitStack() as stack,
+    ):
         certs = generate("jobguard", "bench", Path(tmp) / "certs", dev=True)
         ca = str(certs.ca_crt)
         tls = ["--ssl-certfile", str(certs.tls_crt), "--ssl-keyfile", str(certs.tls_key)]
         bodies = {}
         for name, body in reviews().items():
+            if args.only and name not in args.only:
+                continue
             path = Path(tmp) / f"{name}.json"
             path.write_bytes(body)
             bodies[name] = (str(path), len(body))
-        servers = {
-            "jobguard": [
-                str(bindir / "jobguard"),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--tls-cert-file",
-                str(certs.tls_crt),
-                "--tls-private-key-file",
-                str(certs.tls_key),
-                "--log-level",
-                "warning",
-                "--port",
-            ],
-            "floor": [
-                str(bindir / "uvicorn"),
-                "bench.floor:app",
-                "--host",
-                "127.0.0.1",
-                "--log-level",
-                "warning",
-                "--no-access-log",
-                *tls,
-                "--port",
-            ],
+        servers: dict[str, tuple[list[str], Path]] = {
+            "floor": (
+                [
+                    str(bindir / "uvicorn"),
+                    "bench.floor:app",
+                    "--loop",
+                    loop,
+                    "--http",
+                    http,
+                    "--host",
+                    "127.0.0.1",
+                    "--log-level",
+                    "warning",
+                    "--no-access-log",
+                    *tls,
+                    "--port",
+                ],
+                ROOT,
+            ),
+            "jobguard": (_serve_command(ROOT, certs), ROOT),
         }
+        if args.baseline:
+            servers["baseline"] = (_serve_command(baseline_tree, certs), baseline_tree)
         results: dict[str, Any] = {name: {"bytes": size} for name, (_, size) in bodies.items()}
         urls: dict[str, str] = {}
-        with contextlib.ExitStack() as stack:
-            # Both servers run at once, idle but for the one being measured; saturated runs
-            # alternate between them, so drift in the machine's speed hits both alike.
-            for server, command in servers.items():
-                port = free_port()
-                urls[server] = f"https://127.0.0.1:{port}/validate"
-                proc = _start([*command, str(port)], urls[server], ca)
-                stack.callback(_stop, proc)
-            for name, (body_path, _) in bodies.items():
-                runs: dict[str, list[dict[str, float]]] = {server: [] for server in servers}
-                for _ in range(args.rounds):
-                    for server in servers:
-                        runs[server].append(
-                            wrk(urls[server], body_path, args.seconds, args.connections)
-                        )
+        # The servers run at once, idle but for the one being measured; saturated runs
+        # alternate between them, so drift in the machine's speed hits all alike.
+        for server, (command, cwd) in servers.items():
+            port = free_port()
+            urls[server] = f"https://127.0.0.1:{port}/validate"
+            proc = _start([*command, str(port)], urls[server], ca, cwd)
+            stack.callback(_stop, proc)
+        for name, (body_path, _) in bodies.items():
+            runs: dict[str, list[dict[str, float]]] = {server: [] for server in servers}
+            for _ in range(args.rounds):
                 for server in servers:
-                    results[name][server] = {
-                        "saturated": _median(runs[server]),
-                        "saturated_runs": runs[server],
-                        f"fixed_{args.rate}_rps": hey(
-                            urls[server], body_path, args.seconds, args.rate
-                        )
-                        if "growing" not in name
-                        else {},
-                    }
-    for row in results.values():
-        row["throughput_ratio_to_floor"] = round(
-            row["jobguard"]["saturated"]["requests_per_second"]
-            / row["floor"]["saturated"]["requests_per_second"],
-            3,
-        )
+                    runs[server].append(
+                        wrk(urls[server], body_path, args.seconds, args.connections)
+                    )
+            for server in servers:
+                results[name][server] = {
+                    "saturated": _median(runs[server]),
+                    "saturated_runs": runs[server],
+                    f"fixed_{args.rate}_rps": hey(urls[server], body_path, args.seconds, args.rate)
+                    if "growing" not in name
+                    else {},
+                }
+            for server in servers:
+                if server == "floor":
+                    continue
+                # Each round's ratio (its runs were seconds apart) and the ratio of medians.
+                results[name][f"{server}_round_ratios"] = [
+                    round(mine["requests_per_second"] / floor["requests_per_second"], 3)
+                    for mine, floor in zip(runs[server], runs["floor"], strict=True)
+                ]
+                results[name][f"{server}_ratio_to_floor"] = round(
+                    results[name][server]["saturated"]["requests_per_second"]
+                    / results[name]["floor"]["saturated"]["requests_per_second"],
+                    3,
+                )
     record = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m bench.bench_http " + " ".join(sys.argv[1:]),
@@ -310,26 +465,34 @@ def main() -> None:
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
+            "load_average": os.getloadavg(),
         },
+        "stack": {"loop": loop, "http": http},
         "settings": vars(args),
         "results": results,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"http-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"stack: {loop} + {http} (floor and jobguard)")
     print(
-        f"{'review':28} {'bytes':>7} {'server':9} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7}"
+        f"{'review':30} {'bytes':>7} {'server':9} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7}"
         f" {'@' + str(args.rate) + '/s p50':>10} {'p99':>7}"
     )
     for name, row in results.items():
-        for server in ("floor", "jobguard"):
+        for server in servers:
             s, f = row[server]["saturated"], row[server][f"fixed_{args.rate}_rps"]
             fixed = f"{f['p50_ms']:10.2f} {f['p99_ms']:7.2f}" if f else f"{'-':>10} {'-':>7}"
             print(
-                f"{name:28} {row['bytes']:7d} {server:9} {s['requests_per_second']:8.0f} "
+                f"{name:30} {row['bytes']:7d} {server:9} {s['requests_per_second']:8.0f} "
                 f"{s['p50_ms']:7.2f} {s['p99_ms']:7.2f} {fixed}"
             )
-        print(f"{'':28} {'':7} ratio to floor: {row['throughput_ratio_to_floor']:.2f}")
+        for server in servers:
+            if server != "floor":
+                print(
+                    f"{'':30} {'':7} {server} / floor: {row[f'{server}_ratio_to_floor']:.2f}"
+                    f" (rounds: {', '.join(f'{r:.2f}' for r in row[f'{server}_round_ratios'])})"
+                )
     print(f"written: {out.relative_to(ROOT)}")
 
 

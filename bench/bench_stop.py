@@ -9,7 +9,8 @@ tests/loads.py). `--baseline REF` runs the same against the server of a git revi
 flags both understand), for a before/after figure.
 
 Run: `.venv/bin/python -m bench.bench_stop --runs 5` (add `--baseline bfc04b8` for the old
-server, `--tls` for TLS, `--http httptools` for the other parser).
+server, `--tls` for TLS, `--http h11 --loop asyncio` for the other stack; by default the
+server picks its own, uvloop and httptools).
 """
 
 from __future__ import annotations
@@ -50,21 +51,37 @@ def source_tree(ref: str | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
+_WITHOUT_UVLOOP = (
+    "import sys; sys.modules['uvloop'] = None; "
+    "from jobguard.app.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def jobguard_command(tree: Path) -> list[str]:
+    """How to run `jobguard` from `tree` (this one, or a revision's `jobguard` package)."""
+    if "uvloop" not in (tree / "jobguard/app/server.py").read_text():
+        # A revision from before uvloop was supported: uvicorn would pick it, as installed
+        # now, and such a server cannot serve on it. Run it as it ran: on asyncio's loop.
+        return [sys.executable, "-c", _WITHOUT_UVLOOP]
+    return [sys.executable, "-m", "jobguard"]
+
+
 def one_stop(
     tree: Path, args: argparse.Namespace, tls: tuple[str, str, str] | None
 ) -> tuple[StopReport, float]:
     import ssl
 
     port = free_port()
-    command = [sys.executable, "-m", "jobguard", "serve", "--host", "127.0.0.1"]
+    command = [*jobguard_command(tree), "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--shutdown-delay", str(args.delay), "--grace-period", "10"]
     command += ["--log-level", "warning"]
     context = None
     if tls is not None:
         command += ["--tls-cert-file", tls[0], "--tls-private-key-file", tls[1]]
         context = ssl.create_default_context(cafile=tls[2])
-    if args.http != "h11":
-        command += ["--http", args.http]
+    for option in ("http", "loop"):
+        if getattr(args, option) != "auto":
+            command += [f"--{option}", getattr(args, option)]
     env = {**os.environ, "JOBGUARD_CONFIG": ""}
     proc = subprocess.Popen(
         command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -93,7 +110,8 @@ def one_stop(
 def run(label: str, ref: str | None, args: argparse.Namespace) -> None:
     print(
         f"{label}: {args.keep_alive} keep-alive + {args.new_connections} new-connection clients,"
-        f" shutdown delay {args.delay:g}s, {args.http}{' over TLS' if args.tls else ''}"
+        f" shutdown delay {args.delay:g}s, loop {args.loop}, http {args.http}"
+        f"{' over TLS' if args.tls else ''}"
     )
     print("  run  answered  after-SIGTERM  with-close  lost  refused  SIGTERM->exit")
     total_lost = 0
@@ -123,7 +141,8 @@ def main() -> None:
     parser.add_argument("--keep-alive", type=int, default=8)
     parser.add_argument("--new-connections", type=int, default=4)
     parser.add_argument("--delay", type=float, default=2.0, help="--shutdown-delay")
-    parser.add_argument("--http", choices=["h11", "httptools"], default="h11")
+    parser.add_argument("--http", choices=["auto", "h11", "httptools"], default="auto")
+    parser.add_argument("--loop", choices=["auto", "asyncio", "uvloop"], default="auto")
     parser.add_argument("--tls", action="store_true")
     parser.add_argument("--baseline", metavar="REF", help="also run the server of this revision")
     args = parser.parse_args()

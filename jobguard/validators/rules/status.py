@@ -49,7 +49,12 @@ def _always_on_counters(job: Job, path: str) -> list[FieldError]:
 
 def _uid_errors(uids: list[str], path: str, seen: set[str]) -> list[FieldError]:
     """ST-006 for one UID list, in order: empty UIDs, and UIDs already `seen` (which grows)."""
-    if "" not in uids and len(distinct := set(uids)) == len(uids):
+    if not seen and "" not in uids:  # the first list: `seen` is filled in place, no copy
+        seen.update(uids)
+        if len(seen) == len(uids):
+            return []
+        seen.clear()  # repeated within the list: the loop below finds which
+    elif "" not in uids and len(distinct := set(uids)) == len(uids):
         # No empty UID and none repeated within the list (the case of every valid status, and
         # of a list repeating the other one): only those seen before are duplicates. The
         # checks above run in C; the loop below only makes the errors.
