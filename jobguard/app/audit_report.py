@@ -13,7 +13,7 @@ import orjson
 import yaml
 
 from jobguard.app.audit import AuditReport, ObjectResult
-from jobguard.app.report import INFORMATION_URI, SARIF_SCHEMA
+from jobguard.app.report import INFORMATION_URI, SARIF_SCHEMA, sarif_rules
 from jobguard.validators import RULES_BY_ID, Enforcement, Violation
 
 REPORT_API_VERSION = "wgpolicyk8s.io/v1alpha2"
@@ -102,19 +102,7 @@ def junit(report: AuditReport) -> str:
 def sarif(report: AuditReport) -> str:
     rule_ids = sorted({v.error.rule for r in report.results for v in r.violations})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    rules = []
-    for rule_id in rule_ids:
-        info = RULES_BY_ID.get(rule_id)
-        description = info.summary if info is not None else rule_id
-        rules.append(
-            {
-                "id": rule_id,
-                "name": rule_id.replace("-", ""),
-                "shortDescription": {"text": description},
-                "fullDescription": {"text": f"{rule_id}: {description}"},
-                "helpUri": f"{INFORMATION_URI}#rules",
-            }
-        )
+    rules = sarif_rules(rule_ids)
     results = [
         {
             "ruleId": v.error.rule,

@@ -270,12 +270,8 @@ def _notification(level: str, text: str, file: str, line: int, kind: str) -> dic
     }
 
 
-def sarif(report: CheckReport) -> str:
-    """SARIF 2.1.0: a result per violation; the invocation says whether every input could be
-    judged, with a notification per input error (error), skipped document (note) and policy
-    mutation (note)."""
-    rule_ids = sorted({v.rule for r in report.results for v in r.violations})
-    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+def sarif_rules(rule_ids: list[str]) -> list[dict[str, Any]]:
+    """SARIF `tool.driver.rules` for these rule IDs (shared by check and audit)."""
     rules = []
     for rule_id in rule_ids:
         info = RULES_BY_ID.get(rule_id)
@@ -289,6 +285,16 @@ def sarif(report: CheckReport) -> str:
                 "helpUri": f"{INFORMATION_URI}#rules",
             }
         )
+    return rules
+
+
+def sarif(report: CheckReport) -> str:
+    """SARIF 2.1.0: a result per violation; the invocation says whether every input could be
+    judged, with a notification per input error (error), skipped document (note) and policy
+    mutation (note)."""
+    rule_ids = sorted({v.rule for r in report.results for v in r.violations})
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    rules = sarif_rules(rule_ids)
     results = []
     notifications = [
         _notification("error", e.message, e.file, e.line, "input-error") for e in report.problems
