@@ -373,6 +373,11 @@ def main() -> None:
         "--baseline", metavar="REF", help="also run the server of this git revision, alternating"
     )
     parser.add_argument("--only", nargs="*", help="review names to measure (default: all)")
+    parser.add_argument(
+        "--asyncio-floor",
+        action="store_true",
+        help="also run the floor on asyncio's loop (the floor's stack before uvloop)",
+    )
     args = parser.parse_args()
     for tool in ("wrk", "hey"):
         if shutil.which(tool) is None:
@@ -419,6 +424,10 @@ def main() -> None:
             ),
             "jobguard": (_serve_command(ROOT, certs), ROOT),
         }
+        if args.asyncio_floor:
+            command = servers["floor"][0].copy()
+            command[command.index("--loop") + 1] = "asyncio"
+            servers["floor-asyncio"] = (command, ROOT)
         if args.baseline:
             servers["baseline"] = (_serve_command(baseline_tree, certs), baseline_tree)
         results: dict[str, Any] = {name: {"bytes": size} for name, (_, size) in bodies.items()}
@@ -446,18 +455,20 @@ def main() -> None:
                     else {},
                 }
             for server in servers:
-                if server == "floor":
+                if server.startswith("floor"):
                     continue
-                # Each round's ratio (its runs were seconds apart) and the ratio of medians.
-                results[name][f"{server}_round_ratios"] = [
-                    round(mine["requests_per_second"] / floor["requests_per_second"], 3)
-                    for mine, floor in zip(runs[server], runs["floor"], strict=True)
-                ]
-                results[name][f"{server}_ratio_to_floor"] = round(
-                    results[name][server]["saturated"]["requests_per_second"]
-                    / results[name]["floor"]["saturated"]["requests_per_second"],
-                    3,
-                )
+                for floor_name in (f for f in servers if f.startswith("floor")):
+                    suffix = "" if floor_name == "floor" else f"_{floor_name}"
+                    # Each round's ratio (its runs were seconds apart), the ratio of medians.
+                    results[name][f"{server}_round_ratios{suffix}"] = [
+                        round(mine["requests_per_second"] / floor["requests_per_second"], 3)
+                        for mine, floor in zip(runs[server], runs[floor_name], strict=True)
+                    ]
+                    results[name][f"{server}_ratio_to_floor{suffix}"] = round(
+                        results[name][server]["saturated"]["requests_per_second"]
+                        / results[name][floor_name]["saturated"]["requests_per_second"],
+                        3,
+                    )
     record = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m bench.bench_http " + " ".join(sys.argv[1:]),
@@ -488,10 +499,14 @@ def main() -> None:
                 f"{s['p50_ms']:7.2f} {s['p99_ms']:7.2f} {fixed}"
             )
         for server in servers:
-            if server != "floor":
+            if server.startswith("floor"):
+                continue
+            for floor_name in (f for f in servers if f.startswith("floor")):
+                suffix = "" if floor_name == "floor" else f"_{floor_name}"
+                rounds = ", ".join(f"{r:.2f}" for r in row[f"{server}_round_ratios{suffix}"])
                 print(
-                    f"{'':30} {'':7} {server} / floor: {row[f'{server}_ratio_to_floor']:.2f}"
-                    f" (rounds: {', '.join(f'{r:.2f}' for r in row[f'{server}_round_ratios'])})"
+                    f"{'':30} {'':7} {server} / {floor_name}:"
+                    f" {row[f'{server}_ratio_to_floor{suffix}']:.2f} (rounds: {rounds})"
                 )
     print(f"written: {out.relative_to(ROOT)}")
 
