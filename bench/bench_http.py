@@ -1,10 +1,12 @@
 """The webhook over TLS on loopback, one server worker, beside the floor (bench/floor.py: a
-bare ASGI handler on the same uvicorn+TLS stack that only parses the body).
+bare ASGI handler that only parses the body, on the stack `jobguard serve` picks).
 
 Measures with wrk (saturating: throughput, p50/p99; the median of --rounds runs, alternating
-between the two servers) and hey (a fixed 500 requests/s: p50/p99)
-for three reviews: a realistic Job UPDATE (~4 KB), a status update, and a status update of an
-Indexed Job whose completedIndexes are 64 KiB strings. Writes bench/results/http-<date>.json.
+between the servers) and hey (a fixed 500 requests/s: p50/p99) for five reviews: a Kueue Job
+UPDATE (6 KB), an allowed and a denied status update (12.7 KB), a status update with 64 KiB
+completed and failed index lists (274 KB), and a status stream whose 64 KiB completedIndexes
+grows every request. `--baseline REF` adds a revision's server, `--asyncio-floor` the floor on
+asyncio's loop. Writes bench/results/http-<date>.json.
 
 Run: `make bench-http` (installs wrk and hey from the system packages when missing).
 """
