@@ -1,10 +1,12 @@
 """The webhook over TLS on loopback, one server worker, beside the floor (bench/floor.py: a
-bare ASGI handler on the same uvicorn+TLS stack that only parses the body).
+bare ASGI handler that only parses the body, on the stack `jobguard serve` picks).
 
 Measures with wrk (saturating: throughput, p50/p99; the median of --rounds runs, alternating
-between the two servers) and hey (a fixed 500 requests/s: p50/p99)
-for three reviews: a realistic Job UPDATE (~4 KB), a status update, and a status update of an
-Indexed Job whose completedIndexes are 64 KiB strings. Writes bench/results/http-<date>.json.
+between the servers) and hey (a fixed 500 requests/s: p50/p99) for five reviews: a Kueue Job
+UPDATE (6 KB), an allowed and a denied status update (12.7 KB), a status update with 64 KiB
+completed and failed index lists (274 KB), and a status stream whose 64 KiB completedIndexes
+grows every request. `--baseline REF` adds a revision's server, `--asyncio-floor` the floor on
+asyncio's loop. Writes bench/results/http-<date>.json.
 
 Run: `make bench-http` (installs wrk and hey from the system packages when missing).
 """
@@ -373,6 +375,11 @@ def main() -> None:
         "--baseline", metavar="REF", help="also run the server of this git revision, alternating"
     )
     parser.add_argument("--only", nargs="*", help="review names to measure (default: all)")
+    parser.add_argument(
+        "--asyncio-floor",
+        action="store_true",
+        help="also run the floor on asyncio's loop (the floor's stack before uvloop)",
+    )
     args = parser.parse_args()
     for tool in ("wrk", "hey"):
         if shutil.which(tool) is None:
@@ -419,6 +426,10 @@ def main() -> None:
             ),
             "jobguard": (_serve_command(ROOT, certs), ROOT),
         }
+        if args.asyncio_floor:
+            command = servers["floor"][0].copy()
+            command[command.index("--loop") + 1] = "asyncio"
+            servers["floor-asyncio"] = (command, ROOT)
         if args.baseline:
             servers["baseline"] = (_serve_command(baseline_tree, certs), baseline_tree)
         results: dict[str, Any] = {name: {"bytes": size} for name, (_, size) in bodies.items()}
@@ -446,18 +457,20 @@ def main() -> None:
                     else {},
                 }
             for server in servers:
-                if server == "floor":
+                if server.startswith("floor"):
                     continue
-                # Each round's ratio (its runs were seconds apart) and the ratio of medians.
-                results[name][f"{server}_round_ratios"] = [
-                    round(mine["requests_per_second"] / floor["requests_per_second"], 3)
-                    for mine, floor in zip(runs[server], runs["floor"], strict=True)
-                ]
-                results[name][f"{server}_ratio_to_floor"] = round(
-                    results[name][server]["saturated"]["requests_per_second"]
-                    / results[name]["floor"]["saturated"]["requests_per_second"],
-                    3,
-                )
+                for floor_name in (f for f in servers if f.startswith("floor")):
+                    suffix = "" if floor_name == "floor" else f"_{floor_name}"
+                    # Each round's ratio (its runs were seconds apart), the ratio of medians.
+                    results[name][f"{server}_round_ratios{suffix}"] = [
+                        round(mine["requests_per_second"] / floor["requests_per_second"], 3)
+                        for mine, floor in zip(runs[server], runs[floor_name], strict=True)
+                    ]
+                    results[name][f"{server}_ratio_to_floor{suffix}"] = round(
+                        results[name][server]["saturated"]["requests_per_second"]
+                        / results[name][floor_name]["saturated"]["requests_per_second"],
+                        3,
+                    )
     record = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m bench.bench_http " + " ".join(sys.argv[1:]),
@@ -488,10 +501,14 @@ def main() -> None:
                 f"{s['p50_ms']:7.2f} {s['p99_ms']:7.2f} {fixed}"
             )
         for server in servers:
-            if server != "floor":
+            if server.startswith("floor"):
+                continue
+            for floor_name in (f for f in servers if f.startswith("floor")):
+                suffix = "" if floor_name == "floor" else f"_{floor_name}"
+                rounds = ", ".join(f"{r:.2f}" for r in row[f"{server}_round_ratios{suffix}"])
                 print(
-                    f"{'':30} {'':7} {server} / floor: {row[f'{server}_ratio_to_floor']:.2f}"
-                    f" (rounds: {', '.join(f'{r:.2f}' for r in row[f'{server}_round_ratios'])})"
+                    f"{'':30} {'':7} {server} / {floor_name}:"
+                    f" {row[f'{server}_ratio_to_floor{suffix}']:.2f} (rounds: {rounds})"
                 )
     print(f"written: {out.relative_to(ROOT)}")
 

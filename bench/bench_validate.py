@@ -1,6 +1,7 @@
 """Throughput of the admission pipeline, as a ratio against JSON decoding in the same run.
 
-Run: `make bench` (or `.venv/bin/python -m bench.bench_validate [--seconds S]`).
+Run: `make bench` (or `.venv/bin/python -m bench.bench_validate [--seconds S]`);
+`--per-review` times the HTTP bench's reviews one at a time instead.
 """
 
 from __future__ import annotations
@@ -86,10 +87,46 @@ def rate(fn: Callable[[bytes], object], items: list[bytes], seconds: float) -> f
     return done / (time.perf_counter() - start)
 
 
+def per_review(settings: Settings) -> dict[str, float]:
+    """Microseconds per review of bench_http's reviews, one at a time (best of 5 runs); the
+    growing review gets a new last index every time, as over HTTP."""
+    from bench.bench_http import reviews
+
+    out = {}
+    for name, body in reviews().items():
+        count = 400 if len(body) < 100_000 else 40
+        runs = [
+            [
+                body.replace(b"__N__", str(200_002 + 2 * (run * count + i)).encode())
+                for i in range(count)
+            ]
+            for run in range(6)
+        ]
+        for review in runs[0]:  # warm: caches filled as over a stream
+            handle_validate(review, settings)
+        best = float("inf")
+        for chunk in runs[1:]:
+            started = time.perf_counter()
+            for review in chunk:
+                handle_validate(review, settings)
+            best = min(best, (time.perf_counter() - started) / count * 1e6)
+        out[name] = best
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument(
+        "--per-review",
+        action="store_true",
+        help="microseconds per review for the HTTP bench's reviews, one at a time",
+    )
     args = parser.parse_args()
+    if args.per_review:
+        for name, micros in per_review(Settings()).items():
+            print(f"{name:32} {micros:10.1f} us")
+        return
     items = bodies(300)
     settings = Settings()
     baseline = rate(orjson.loads, items, args.seconds)

@@ -225,7 +225,7 @@ class WebhookApp:
 
 def judged_inline(body: bytes) -> bool:
     """Whether a body is judged on the event loop (see INLINE_BODY_BYTES, INLINE_STRINGS)."""
-    # Counting quotes costs microseconds (C); escaped ones only make the count safer.
+    # Counting quotes runs in C (about 0.3 ms a MiB); escaped ones only make it safer.
     return len(body) <= INLINE_BODY_BYTES or body.count(b'"') <= 2 * INLINE_STRINGS
 
 

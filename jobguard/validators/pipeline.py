@@ -217,10 +217,13 @@ def _job_spec_errors(ctx: JobContext, create: bool) -> list[FieldError]:
     return list(_JOB_SPEC_ERRORS.get_or_compute(key, check))
 
 
+def _from_key_alone(key: tuple[bytes, bool]) -> list[FieldError]:
+    raise LookupError("Job-spec errors are computed from the request: use get_or_compute")
+
+
 _JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool], list[FieldError]] = ByteBoundedMemo(
-    lambda key: [], max_bytes=4 * 1024 * 1024, value_bytes=lambda errors: 256 * len(errors)
+    _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=lambda errors: 256 * len(errors)
 )
-"""Only filled through `get_or_compute` (the key alone cannot rebuild the typed spec)."""
 
 
 def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
