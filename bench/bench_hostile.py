@@ -1,9 +1,10 @@
 """Pathological bodies and silent clients against `jobguard serve` on loopback.
 
 1. The status update that lists 250,000 pod UIDs in both `uncountedTerminatedPods` lists
-   (about 4.8 MiB; 250,000 ST-006 duplicates): time to answer, answer size, causes, the
-   server's peak RSS growth, and how long small reviews sent meanwhile (one every 5 ms on a
-   kept-alive connection) waited at most. Run with the large body judged in the worker thread
+   (about 4.8 MiB; 250,000 ST-006 duplicates), the same with 370,000 (7 MiB, the body cap),
+   and a 7 MiB Job of empty objects: time to answer, answer size, causes, the server's peak
+   RSS growth (a new server for each run), and how long small reviews sent meanwhile (one
+   every 5 ms on a kept-alive connection) waited at most. Run with the large body judged in the worker thread
    (the default) and on the event loop (`inline`: INLINE_BODY_BYTES raised), which is the
    measurement behind the choice.
 2. 150 requests with distinct 1 MiB label keys: the server's RSS growth.
@@ -70,13 +71,20 @@ def connect(port: int) -> socket.socket:
     return sock
 
 
-def status_update() -> bytes:
-    uids = [f"{i:07d}" for i in range(250_000)]
+def status_update(count: int = 250_000) -> bytes:
+    uids = [f"{i:07d}" for i in range(count)]
     old = job()
     old["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z"}
     new = copy.deepcopy(old)
     new["status"]["uncountedTerminatedPods"] = {"succeeded": uids, "failed": uids}
     return orjson.dumps(review(new, old, operation="UPDATE", sub="status"))
+
+
+def empty_objects(count: int = 2_400_000) -> bytes:
+    """A Job review whose spec carries `count` empty objects (7 MiB): refused before reading."""
+    obj = job()
+    obj["spec"]["x-filler"] = [{}] * count
+    return orjson.dumps(review(obj))
 
 
 def pathological(port: int, pid: int, body: bytes) -> dict[str, float]:
@@ -108,6 +116,7 @@ def pathological(port: int, pid: int, body: bytes) -> dict[str, float]:
     response = orjson.loads(answer)["response"] if status == 200 else {}
     causes = response.get("status", {}).get("details", {}).get("causes", [])
     return {
+        "http_status": status,
         "seconds": seconds,
         "answer_mib": len(answer) / 2**20,
         "causes": len(causes),
@@ -160,18 +169,26 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REF")
     parser.add_argument("--header-timeout", type=float, default=10.0)
     args = parser.parse_args()
-    body = status_update()
-    print(f"status update: {len(body) / 2**20:.2f} MiB, 250,000 UIDs in both lists")
+    bodies = {
+        "250,000 UIDs in both uncountedTerminatedPods lists": status_update(),
+        "370,000 UIDs in both lists (the 7 MiB body cap)": status_update(370_000),
+        "2,400,000 empty objects": empty_objects(),
+    }
     trees: list[tuple[str, str | None]] = [("this tree", None)]
     if args.baseline:
         trees.append((f"baseline {args.baseline}", args.baseline))
     for name, ref in trees:
         with source_tree(ref) as tree:
             modes = [("thread", False), ("inline", True)] if ref is None else [("as is", False)]
-            for mode, inline in modes:
-                with server(tree, inline, []) as (port, pid):
-                    runs = [pathological(port, pid, body) for _ in range(args.repeat)]
-                report(f"{name}, {mode}", runs)
+            for what, body in bodies.items():
+                print(f"{what}: {len(body) / 2**20:.2f} MiB")
+                for mode, inline in modes:
+                    # A new server for each run: the peak RSS is the process's high-water mark.
+                    runs = []
+                    for _ in range(args.repeat):
+                        with server(tree, inline, []) as (port, pid):
+                            runs.append(pathological(port, pid, body))
+                    report(f"{name}, {mode}", runs)
             with server(tree, False, []) as (port, pid):
                 growth = label_keys(port, pid)
             print(f"  {name}: RSS growth over 140 distinct 1 MiB label keys: {growth:.1f} MiB")

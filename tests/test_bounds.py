@@ -4,12 +4,25 @@ test_server_limits)."""
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
-from jobguard.app.admission import MAX_CAUSE_CHARS, MAX_CAUSES, handle_mutate, handle_validate
+from jobguard.app import jsonfallback
+from jobguard.app.admission import (
+    LOW_MEMORY_PARSE_BYTES,
+    MAX_CAUSE_CHARS,
+    MAX_CAUSES,
+    MAX_CONTAINERS,
+    handle_mutate,
+    handle_validate,
+)
 from jobguard.app.config import FileConfig
 from jobguard.validators import Settings
 from tests.builders import job
@@ -102,6 +115,18 @@ def test_small_denials_are_untouched() -> None:
 # --- values orjson refuses: an AdmissionReview with code 400 naming the field ------------------
 
 
+Pad = Callable[[bytes], bytes]
+
+
+@pytest.fixture(params=["small", "large"])
+def pad(request: pytest.FixtureRequest) -> Pad:
+    """The body as sent, or padded with trailing whitespace past LOW_MEMORY_PARSE_BYTES so that
+    the large-body reader reads it: both must give the same answers."""
+    if request.param == "small":
+        return lambda body: body
+    return lambda body: body + b" " * (LOW_MEMORY_PARSE_BYTES + 1)
+
+
 def with_raw(value: bytes, where: str) -> bytes:
     """A CREATE review whose `where` field holds the literal JSON `value`."""
     obj = job(completions=424242)
@@ -131,8 +156,10 @@ def with_raw(value: bytes, where: str) -> bytes:
         (b"-Infinity", "-Infinity is not a JSON number"),
     ],
 )
-def test_unreadable_numbers_are_denied_naming_the_field(value: bytes, reason: str) -> None:
-    outcome = handle_validate(with_raw(value, "completions"), DEFAULTS)
+def test_unreadable_numbers_are_denied_naming_the_field(
+    value: bytes, reason: str, pad: Pad
+) -> None:
+    outcome = handle_validate(pad(with_raw(value, "completions")), DEFAULTS)
     assert outcome.status == 200
     assert outcome.review is not None
     response = outcome.review["response"]
@@ -146,30 +173,30 @@ def test_unreadable_numbers_are_denied_naming_the_field(value: bytes, reason: st
     assert status["message"] == f'Job.batch "pi" could not be read: spec.completions: {reason}'
 
 
-def test_unreadable_values_outside_the_object_are_named_from_the_root() -> None:
-    answer = handle_validate(with_raw(b"1e999", "extra"), DEFAULTS).review
+def test_unreadable_values_outside_the_object_are_named_from_the_root(pad: Pad) -> None:
+    answer = handle_validate(pad(with_raw(b"1e999", "extra")), DEFAULTS).review
     assert answer is not None
     response = answer["response"]
     assert response["allowed"] is False
     assert response["status"]["details"]["causes"][0]["field"] == "request.userInfo.extra.team"
 
 
-def test_unreadable_values_in_the_old_object_are_prefixed() -> None:
+def test_unreadable_values_in_the_old_object_are_prefixed(pad: Pad) -> None:
     old = job(completions=424242)
     body = orjson.dumps(review(job(), old, operation="UPDATE")).replace(b"424242", b"9" * 30)
     # orjson reads a 30-digit integer as a float; only bodies it refuses take the exact path.
     body = body.replace(b'"backoffLimit":6', b'"backoffLimit":Infinity', 1)
-    answer = handle_validate(body, DEFAULTS).review
+    answer = handle_validate(pad(body), DEFAULTS).review
     assert answer is not None
     response = answer["response"]
     assert response["status"]["details"]["causes"][0]["field"] == "spec.backoffLimit"
 
 
-def test_lone_surrogates_are_read_as_go_reads_them() -> None:
+def test_lone_surrogates_are_read_as_go_reads_them(pad: Pad) -> None:
     obj = job()
     obj["metadata"]["annotations"] = {"note": "SURROGATE"}
     body = orjson.dumps(review(obj)).replace(b"SURROGATE", b"a\\ud800b")
-    outcome = handle_validate(body, DEFAULTS)
+    outcome = handle_validate(pad(body), DEFAULTS)
     assert outcome.status == 200 and outcome.review is not None
     assert outcome.review["response"]["allowed"] is True
     assert outcome.parsed is not None
@@ -195,6 +222,84 @@ def test_mutate_answers_an_unreadable_object_without_a_patch() -> None:
         ),
     ],
 )
-def test_without_a_readable_uid_it_stays_a_bare_400(body: bytes) -> None:
-    outcome = handle_validate(body, DEFAULTS)
+def test_without_a_readable_uid_it_stays_a_bare_400(body: bytes, pad: Pad) -> None:
+    outcome = handle_validate(pad(body), DEFAULTS)
     assert outcome.status == 400 and set(outcome.payload) == {"error"}
+
+
+# --- large bodies: read without orjson's buffer, the same values ---------------------------
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec=None, exclude_categories=()), max_size=6),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def as_orjson_reads(body: bytes) -> tuple[str, jsonfallback.UnreadableValue | None]:
+    """What parse_review gets from a small body (orjson, and the exact decoder where orjson
+    refuses), printed so that 1 and 1.0 differ."""
+    try:
+        data, unreadable = orjson.loads(body), None
+    except orjson.JSONDecodeError:
+        data, unreadable = jsonfallback.loads(body)
+    return json.dumps(data, default=repr), unreadable
+
+
+def as_large_reads(body: bytes) -> tuple[str, jsonfallback.UnreadableValue | None]:
+    data, unreadable = jsonfallback.loads_large(body)
+    return json.dumps(data, default=repr), unreadable
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_large_bodies_read_as_orjson_reads_them(value: Any) -> None:
+    body = json.dumps(value).encode()  # lone surrogates become \ud800-style escapes
+    assert as_large_reads(body) == as_orjson_reads(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a":18446744073709551615,"b":18446744073709551616,"c":-9223372036854775809}',
+        b'{"a":' + b"9" * 30 + b"}",
+        b'{"a":[1e400]}',
+        b'{"a":' + b"1" * 400 + b"}",
+        b'{"a":{"b":NaN}}',
+        b'{"a":-Infinity}',
+        b'{"a":"x\\ud800"}',
+        b'{"a":"\\ud83d\\ude00","b":' + b"9" * 30 + b"}",
+        b'{"\\udc00":1}',
+        b'{"a":1,"a":2}',
+        b'{"a":-0,"b":-0.0,"c":1E2}',
+    ],
+)
+def test_large_bodies_read_odd_values_as_orjson_reads_them(body: bytes) -> None:
+    assert as_large_reads(body) == as_orjson_reads(body)
+
+
+@pytest.mark.parametrize("body", [b"", b"{", b'{"a":1}x', b'"\x01"', b"\xff", b"[" * 100_000])
+def test_large_bodies_that_are_not_json_raise_value_error(body: bytes) -> None:
+    with pytest.raises((ValueError, RecursionError)):
+        jsonfallback.loads_large(body)
+
+
+def test_a_large_body_of_empty_containers_is_refused_before_reading() -> None:
+    obj = job()
+    plain = orjson.dumps(review(obj))
+    brackets = plain.count(b"{") + plain.count(b"[") + 1 + MAX_CONTAINERS + 1  # the list and its
+    obj["spec"]["x-filler"] = [{}] * (MAX_CONTAINERS + 1)
+    body = orjson.dumps(review(obj))
+    assert len(body) > LOW_MEMORY_PARSE_BYTES
+    outcome = handle_validate(body, DEFAULTS)
+    assert outcome.status == 400
+    assert outcome.payload == {
+        "error": f"body has more than {MAX_CONTAINERS} JSON objects and arrays "
+        f"({brackets} opening brackets): not an object the API server sends"
+    }

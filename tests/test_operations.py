@@ -50,6 +50,21 @@ def metric(text: str, name: str, **labels: str) -> float:
     raise AssertionError(f"{name} {labels} not found")
 
 
+def test_metrics_count_violations_past_the_listed_ones() -> None:
+    uids = [str(i) for i in range(3000)]
+    old = job()
+    old["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z"}
+    new = {**old, "status": {**old["status"], "uncountedTerminatedPods": {"failed": uids * 2}}}
+    with TestClient(create_app()) as client:
+        answer = client.post(
+            "/validate", json=review(new, old, operation="UPDATE", sub="status")
+        ).json()
+        text = client.get("/metrics").text
+    # 3,000 duplicates: 1,000 listed, 2,000 counted in one MoreErrors; all 3,000 counted here.
+    assert metric(text, "jobguard_violations_total", rule="ST-006", enforcement="deny") == 3000
+    assert answer["response"]["status"]["details"]["causes"][-1]["message"] == "2901 more errors"
+
+
 def test_metrics_count_requests_verdicts_violations_and_latency() -> None:
     app = create_app()
     with TestClient(app) as client:

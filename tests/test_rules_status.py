@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -16,6 +17,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from jobguard.validators.context import JobStatusContext
+from jobguard.validators.errors import MAX_LISTED, MoreErrors
+from jobguard.validators.rules import status as status_rules
 from jobguard.validators.settings import RuleOverride
 from tests.builders import (
     LATER,
@@ -221,6 +224,49 @@ def _st006_reference(succeeded: list[str], failed: list[str]) -> list[tuple[str,
 def test_st006_in_upstream_order_for_any_lists(succeeded, failed):
     new = with_status(RUNNING, uncountedTerminatedPods={"succeeded": succeeded, "failed": failed})
     assert causes(status_update(new, RUNNING)) == _st006_reference(succeeded, failed)
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(
+    succeeded=st.lists(st.sampled_from(["", "a", "b", "c", "d"]), max_size=8),
+    failed=st.lists(st.sampled_from(["", "a", "b", "c", "e"]), max_size=8),
+)
+def test_st006_past_max_listed_errors_are_counted_per_list(succeeded, failed):
+    """With at most 2 listed per list: the first 2 of each list's reference errors, then one
+    MoreErrors at the list's path counting the rest of that list's."""
+    new = with_status(RUNNING, uncountedTerminatedPods={"succeeded": succeeded, "failed": failed})
+    with mock.patch.object(status_rules, "MAX_LISTED", 2):
+        verdict = status_update(new, RUNNING)
+    expected = []
+    reference = _st006_reference(succeeded, failed)
+    for name in ("succeeded", "failed"):
+        path = f"status.uncountedTerminatedPods.{name}"
+        own = [error for error in reference if error[1].startswith(f"{path}[")]
+        expected += own[:2]
+        if len(own) > 2:
+            expected.append(("ST-006", path, "FieldValueTooMany"))
+    assert causes(verdict) == expected
+    tallies = [v.error for v in verdict.violations if isinstance(v.error, MoreErrors)]
+    assert [t.count for t in tallies] == [
+        len([e for e in reference if e[1].startswith(f"{t.path}[")]) - 2 for t in tallies
+    ]
+    assert sum(v.error.stands_for for v in verdict.violations) == len(reference)
+
+
+def test_st006_250000_duplicates_list_max_listed_and_count_the_rest():
+    uids = [str(i) for i in range(250_000)]
+    new = with_status(RUNNING, uncountedTerminatedPods={"succeeded": uids, "failed": uids})
+    violations = status_update(new, RUNNING).violations
+    assert len(violations) == MAX_LISTED + 1
+    assert violations[MAX_LISTED - 1].error.path == (
+        f"status.uncountedTerminatedPods.failed[{MAX_LISTED - 1}]"
+    )
+    tally = violations[-1].error
+    assert isinstance(tally, MoreErrors)
+    assert tally.message() == (
+        f"status.uncountedTerminatedPods.failed: {250_000 - MAX_LISTED} more errors not listed"
+    )
+    assert (tally.rule, tally.type.reason) == ("ST-006", "FieldValueTooMany")
 
 
 def test_st006_distinct_uids_accepted():

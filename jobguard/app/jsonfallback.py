@@ -83,6 +83,68 @@ def loads(body: bytes) -> tuple[Any, UnreadableValue | None]:
     return data, first_unreadable(data) if markers else None
 
 
+class _Refused(Exception):
+    """A value orjson refuses: the body is read as `loads` reads it."""
+
+
+def _int_as_orjson(text: str) -> int | float:
+    # orjson reads an integer beyond 64 bits as a double, and refuses one beyond a double.
+    if len(text.lstrip("-")) <= _MAX_INT_DIGITS:
+        value = int(text)
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return value
+    return _float_as_orjson(text)
+
+
+def _float_as_orjson(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Refused
+    return value
+
+
+def _refuse(text: str) -> Any:
+    raise _Refused
+
+
+def loads_large(body: bytes) -> tuple[Any, UnreadableValue | None]:
+    """What `orjson.loads` gives (and `loads` where orjson refuses), in a third of the memory.
+
+    orjson first parses into a buffer of about 12 bytes per byte of body (57 MiB for a 4.8
+    MiB review) and then builds the objects; the standard library's decoder, as fast on
+    string-heavy bodies, builds them directly. Numbers and strings come out as orjson's.
+    Raises ValueError (or RecursionError) when the body is not JSON.
+    """
+    try:
+        data = json.loads(
+            body.decode("utf-8"),
+            parse_int=_int_as_orjson,
+            parse_float=_float_as_orjson,
+            parse_constant=_refuse,
+        )
+    except _Refused:
+        return loads(body)
+    # orjson refuses lone surrogates (pairs are joined alike); only escapes can make them.
+    if _SURROGATE_ESCAPE.search(body) is not None and _has_lone_surrogate(data):
+        return loads(body)
+    return data, None
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    stack: list[Any] = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii() and _SURROGATE.search(value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def first_unreadable(data: Any) -> UnreadableValue | None:
     """Depth-first, in document order: the first Unreadable marker and its location."""
     location: list[str | int] = []

@@ -31,7 +31,7 @@ from jobguard.app.config import CONFIG_ENV, FileConfig, load_config
 from jobguard.app.observability import Metrics
 from jobguard.app.reload import ConfigReloader
 from jobguard.app.tls import TLSManager
-from jobguard.validators import Settings
+from jobguard.validators import Enforcement, Settings
 
 if TYPE_CHECKING:  # the kubernetes client is imported only when the background audit runs
     from jobguard.app.audit import BackgroundAuditOptions
@@ -191,7 +191,9 @@ class WebhookApp:
         judged = outcome.verdict
         rules: list[str] = []
         if judged is not None and judged.violations:
-            fired = Counter(map(RULE_AND_ENFORCEMENT, judged.unique()))
+            fired: Counter[tuple[str, Enforcement]] = Counter()
+            for violation in judged.unique():
+                fired[RULE_AND_ENFORCEMENT(violation)] += violation.error.stands_for
             for (rule, enforcement), count in fired.items():
                 self.metrics.count_violations(rule, enforcement.value, count)
             rules = list(dict.fromkeys(rule for rule, _ in fired))

@@ -118,6 +118,33 @@ class FieldError:
         """`<path>: <body>`, as in the aggregate message of an Invalid status."""
         return f"{self.path}: {self.body()}"
 
+    @property
+    def stands_for(self) -> int:
+        """How many errors this one counts as (see `MoreErrors`)."""
+        return 1
+
+
+MAX_LISTED = 1000
+"""At most this many errors of one rule are listed for the elements of one list field; the
+rest are counted in one `MoreErrors`. A body under the size cap can list 700,000 pod UIDs, and
+an error object for each would take more memory than the whole request is allowed."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoreErrors(FieldError):
+    """Stands for `count` further errors of its rule under `path` that were not listed (after
+    MAX_LISTED that were). Answers count them among the errors left out; reports show it as
+    one finding."""
+
+    count: int = 0
+
+    def body(self) -> str:
+        return f"{self.count} more errors not listed"
+
+    @property
+    def stands_for(self) -> int:
+        return self.count
+
 
 def invalid(rule: str, path: str, value: Any, detail: str) -> FieldError:
     return FieldError(rule, path, ErrorType.INVALID, detail, value)

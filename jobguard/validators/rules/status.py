@@ -6,9 +6,14 @@ which, so a Job that already breaks a rule can still get unrelated status update
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
+
 from jobguard.validators.errors import (
+    MAX_LISTED,
     ErrorType,
     FieldError,
+    MoreErrors,
     immutable,
     invalid,
     invalid_omitted,
@@ -48,29 +53,22 @@ def _always_on_counters(job: Job, path: str) -> list[FieldError]:
 
 
 def _uid_errors(uids: list[str], path: str, seen: set[str]) -> list[FieldError]:
-    """ST-006 for one UID list, in order: empty UIDs, and UIDs already `seen` (which grows)."""
-    if not seen and "" not in uids:  # the first list: `seen` is filled in place, no copy
+    """ST-006 for one UID list, in order: empty UIDs, and UIDs already `seen` (which grows).
+
+    At most MAX_LISTED are listed; the rest are counted in one MoreErrors. Only C-level set
+    operations run over a list with no error (every valid status) or past the listed ones,
+    and no set but `seen` is built unless the list has errors.
+    """
+    if "" not in uids and seen.isdisjoint(uids):
+        size = len(seen)
         seen.update(uids)
-        if len(seen) == len(uids):
+        if len(seen) == size + len(uids):
             return []
-        seen.clear()  # repeated within the list: the loop below finds which
-    elif "" not in uids and len(distinct := set(uids)) == len(uids):
-        # No empty UID and none repeated within the list (the case of every valid status, and
-        # of a list repeating the other one): only those seen before are duplicates. The
-        # checks above run in C; the loop below only makes the errors.
-        duplicates = (
-            [
-                FieldError("ST-006", f"{path}[{i}]", ErrorType.DUPLICATE, "", uid)
-                for i, uid in enumerate(uids)
-                if uid in seen
-            ]
-            if not seen.isdisjoint(distinct)
-            else []
-        )
-        seen |= distinct
-        return duplicates
+        seen.difference_update(uids)  # repeated within the list: the loop below finds where
     errors: list[FieldError] = []
     for i, uid in enumerate(uids):
+        if len(errors) == MAX_LISTED:
+            return errors + _unlisted_uid_errors(islice(uids, i, None), path, seen)
         if uid == "":
             errors.append(invalid("ST-006", f"{path}[{i}]", uid, "must not be empty"))
         elif uid in seen:
@@ -78,6 +76,18 @@ def _uid_errors(uids: list[str], path: str, seen: set[str]) -> list[FieldError]:
         else:
             seen.add(uid)
     return errors
+
+
+def _unlisted_uid_errors(rest: Iterable[str], path: str, seen: set[str]) -> list[FieldError]:
+    """The errors of `rest` counted, not listed (a loop: a set of the rest would cost 16 MiB
+    more at the body cap)."""
+    count = 0
+    for uid in rest:
+        if uid == "" or uid in seen:
+            count += 1
+        else:
+            seen.add(uid)
+    return [MoreErrors("ST-006", path, ErrorType.TOO_MANY, count=count)] if count else []
 
 
 def _index_errors(job: Job, path: str, opts: StatusOptions, old: Job | None) -> list[FieldError]:
