@@ -1,10 +1,12 @@
 """Pathological bodies and silent clients against `jobguard serve` on loopback.
 
-1. The status update that lists 250,000 pod UIDs in both `uncountedTerminatedPods` lists
-   (about 4.8 MiB; 250,000 ST-006 duplicates), the same with 365,000 (just under the 7 MiB body cap),
-   and a 7 MiB Job of empty objects: time to answer, answer size, causes, the server's peak
-   RSS growth (a new server for each run), and how long small reviews sent meanwhile (one
-   every 5 ms on a kept-alive connection) waited at most. Run with the large body judged in the worker thread
+1. Pathological bodies, each sent to a new server (the peak RSS is the process's high-water
+   mark): the status update that lists 250,000 pod UIDs in both `uncountedTerminatedPods`
+   lists (4.8 MiB; 250,000 ST-006 duplicates), the same with 365,000 (just under the 7 MiB
+   body cap), an Indexed Job's status update with 980,000 single indexes in completedIndexes,
+   and a 7 MiB Job of empty objects: time to answer, HTTP status, answer size, causes, the
+   server's peak RSS growth, and how long small reviews sent meanwhile (one every 5 ms on a
+   kept-alive connection) waited at most. Run with large bodies judged in the worker thread
    (the default) and on the event loop (`inline`: INLINE_BODY_BYTES raised), which is the
    measurement behind the choice.
 2. 150 requests with distinct 1 MiB label keys: the server's RSS growth.
@@ -77,6 +79,16 @@ def status_update(count: int = 250_000) -> bytes:
     old["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z"}
     new = copy.deepcopy(old)
     new["status"]["uncountedTerminatedPods"] = {"succeeded": uids, "failed": uids}
+    return orjson.dumps(review(new, old, operation="UPDATE", sub="status"))
+
+
+def long_index_list(count: int = 980_000) -> bytes:
+    """A status update of an Indexed Job whose completedIndexes lists `count` single indexes
+    (every other one: no ranges), 6.9 MiB."""
+    old = job(completionMode="Indexed", completions=10_000_000, parallelism=10)
+    old["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z"}
+    new = copy.deepcopy(old)
+    new["status"]["completedIndexes"] = ",".join(str(i) for i in range(0, 2 * count, 2))
     return orjson.dumps(review(new, old, operation="UPDATE", sub="status"))
 
 
@@ -172,6 +184,7 @@ def main() -> None:
     bodies = {
         "250,000 UIDs in both uncountedTerminatedPods lists": status_update(),
         "365,000 UIDs in both lists (just under the 7 MiB body cap)": status_update(365_000),
+        "980,000 single indexes in completedIndexes": long_index_list(),
         "2,400,000 empty objects": empty_objects(),
     }
     trees: list[tuple[str, str | None]] = [("this tree", None)]

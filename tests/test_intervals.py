@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobguard.validators import intervals
 from jobguard.validators.intervals import (
     IndexParseError,
     count_indexes,
@@ -224,3 +226,24 @@ def test_an_overlap_of_a_grown_list_is_found_by_its_new_intervals(
     common = (set(range(0, 1200, 3)) | set(new_indexes)) & set(failed)
     expected = min(common) if common else None
     assert first_overlap(completed, failed_text, 10**6, stored) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=index_text, completions=st.integers(0, 45), piece_chars=st.integers(0, 6))
+def test_lists_read_in_pieces_read_as_a_whole(
+    text: str, completions: int, piece_chars: int
+) -> None:
+    """Long lists are split about 64 KiB at a time; with pieces of a few characters every
+    boundary case (a piece ending at a range, before an empty fragment, at a trailing comma)
+    gives what the fragment-by-fragment parser gives, errors worded alike."""
+    with mock.patch.object(intervals, "_PIECE_CHARS", piece_chars):
+        parsed = intervals._parse((text, completions))
+    try:
+        expected = parse_intervals(text, completions)
+    except IndexParseError as exc:
+        assert parsed.error == str(exc)
+        return
+    assert parsed.error is None
+    assert list(parsed.firsts) == [i.first for i in expected]
+    assert list(parsed.lasts) == [i.last for i in expected]
+    assert parsed.count == sum(len(i) for i in expected)

@@ -127,30 +127,86 @@ _WELL_FORMED = re.compile(r"[0-9]{1,18}(?:-[0-9]{1,18})?(?:,[0-9]{1,18}(?:-[0-9]
 _FRAGMENT = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 
-def _fast_intervals(indexes: str, completions: int) -> tuple[list[int], list[int]] | None:
-    """(firsts, lasts) of a valid non-empty list, checked with C-level loops (the same list
+_PIECE_CHARS = 64 * 1024
+
+
+def _pieces(indexes: str) -> Iterator[list[str]]:
+    """The fragments of a list, about 64 KiB of them at a time: split whole, a 7 MiB list
+    would be a million strings (56 MiB) at once."""
+    start = 0
+    while True:
+        end = indexes.find(",", start + _PIECE_CHARS)
+        if end < 0:
+            yield indexes[start:].split(",")
+            return
+        yield indexes[start:end].split(",")
+        start = end + 1
+
+
+def _fast_intervals(
+    indexes: str, completions: int, code: str
+) -> tuple[array[int], array[int]] | None:
+    """(firsts, lasts) of a valid non-empty list, checked with C-level loops (the same array
     twice when there is no range); None when anything is off (the exact parser then finds and
     words the first error)."""
+    if not indexes.isascii():
+        return None
     if "-" not in indexes:  # single indexes only: split and compare, all in C loops
-        tokens = indexes.split(",")
-        if not (indexes.isascii() and all(map(str.isdigit, tokens))) or max(map(len, tokens)) > 18:
-            return None
-        numbers = list(map(int, tokens))
-        if numbers[-1] >= completions or not all(map(lt, numbers, numbers[1:])):
-            return None
+        numbers = array(code)
+        for tokens in _pieces(indexes):
+            if not all(map(str.isdigit, tokens)) or max(map(len, tokens)) > 18:
+                return None
+            piece = list(map(int, tokens))
+            if (numbers and piece[0] <= numbers[-1]) or not all(map(lt, piece, piece[1:])):
+                return None
+            if piece[-1] >= completions:
+                return None
+            numbers.extend(piece)
         return numbers, numbers
     if _WELL_FORMED.fullmatch(indexes) is None:
         return None
-    pairs = _FRAGMENT.findall(indexes)
-    firsts = list(map(int, map(itemgetter(0), pairs)))
-    lasts = [int(b) if b else a for (_, b), a in zip(pairs, firsts, strict=True)]
-    if lasts[-1] >= completions:
-        return None
-    ranges_increase = all(
-        a < b for (_, text), a, b in zip(pairs, firsts, lasts, strict=True) if text
-    )
-    if not ranges_increase or not all(map(lt, lasts, firsts[1:])):
-        return None
+    firsts, lasts = array(code), array(code)
+    for tokens in _pieces(indexes):
+        pairs = _FRAGMENT.findall(",".join(tokens))
+        piece_firsts = list(map(int, map(itemgetter(0), pairs)))
+        piece_lasts = [int(b) if b else a for (_, b), a in zip(pairs, piece_firsts, strict=True)]
+        ranges_increase = all(
+            a < b for (_, text), a, b in zip(pairs, piece_firsts, piece_lasts, strict=True) if text
+        )
+        if (
+            not ranges_increase
+            or (lasts and piece_firsts[0] <= lasts[-1])
+            or not all(map(lt, piece_lasts, piece_firsts[1:]))
+            or piece_lasts[-1] >= completions
+        ):
+            return None
+        firsts.extend(piece_firsts)
+        lasts.extend(piece_lasts)
+    return firsts, lasts
+
+
+def _exact_intervals(indexes: str, completions: int, code: str) -> tuple[array[int], array[int]]:
+    """`iter_intervals` as two arrays, or its IndexParseError: plain numbers (most fragments of
+    a long list) are taken without building a fragment each, so finding the first error of a
+    400,000-fragment list takes a tenth of a second, not one and a half."""
+    firsts, lasts = array(code), array(code)
+    previous_last = -1
+    for tokens in _pieces(indexes):
+        for fragment in tokens:
+            if fragment.isdigit() and fragment.isascii() and len(fragment) <= 18:
+                first = last = int(fragment)  # Atoi's result: ASCII digits, leading zeros
+                if first >= completions:
+                    raise IndexParseError(f'too large index: "{fragment}"')
+            else:
+                interval = _parse_fragment(fragment, completions)
+                first, last = interval.first, interval.last
+            if first <= previous_last:
+                raise IndexParseError(
+                    f"non-increasing order, previous: {previous_last}, current: {first}"
+                )
+            firsts.append(first)
+            lasts.append(last)
+            previous_last = last
     return firsts, lasts
 
 
@@ -159,19 +215,17 @@ def _parse(key: tuple[str, int]) -> _Parsed:
     code = _typecode(completions)
     if not indexes:
         return _Parsed(0, None, array(code), array(code))
-    fast = _fast_intervals(indexes, completions)
+    fast = _fast_intervals(indexes, completions, code)
     if fast is None:
         try:
-            intervals = parse_intervals(indexes, completions)
+            fast = _exact_intervals(indexes, completions, code)
         except IndexParseError as exc:
             return _Parsed(0, str(exc), array(code), array(code))
-        fast = [i.first for i in intervals], [i.last for i in intervals]
     firsts, lasts = fast
     if lasts is firsts or lasts == firsts:
-        numbers = array(code, firsts)
-        return _Parsed(len(firsts), None, numbers, numbers)
+        return _Parsed(len(firsts), None, firsts, firsts)
     count = sum(lasts) - sum(firsts) + len(firsts)
-    return _Parsed(count, None, array(code, firsts), array(code, lasts))
+    return _Parsed(count, None, firsts, lasts)
 
 
 # Bounded by the bytes of the strings (clients choose them) and of their intervals: 4 MiB holds

@@ -68,7 +68,10 @@ def _uid_errors(uids: list[str], path: str, seen: set[str]) -> list[FieldError]:
     errors: list[FieldError] = []
     for i, uid in enumerate(uids):
         if len(errors) == MAX_LISTED:
-            return errors + _unlisted_uid_errors(islice(uids, i, None), path, seen)
+            unlisted = _count_unlisted_errors(islice(uids, i, None), seen)
+            if unlisted:
+                errors.append(MoreErrors("ST-006", path, ErrorType.TOO_MANY, count=unlisted))
+            return errors
         if uid == "":
             errors.append(invalid("ST-006", f"{path}[{i}]", uid, "must not be empty"))
         elif uid in seen:
@@ -78,16 +81,16 @@ def _uid_errors(uids: list[str], path: str, seen: set[str]) -> list[FieldError]:
     return errors
 
 
-def _unlisted_uid_errors(rest: Iterable[str], path: str, seen: set[str]) -> list[FieldError]:
-    """The errors of `rest` counted, not listed (a loop: a set of the rest would cost 16 MiB
-    more at the body cap)."""
+def _count_unlisted_errors(rest: Iterable[str], seen: set[str]) -> int:
+    """The ST-006 errors of `rest` counted, not listed (a loop: a set of the rest would cost
+    16 MiB more at the body cap)."""
     count = 0
     for uid in rest:
         if uid == "" or uid in seen:
             count += 1
         else:
             seen.add(uid)
-    return [MoreErrors("ST-006", path, ErrorType.TOO_MANY, count=count)] if count else []
+    return count
 
 
 def _index_errors(job: Job, path: str, opts: StatusOptions, old: Job | None) -> list[FieldError]:
