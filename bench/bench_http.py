@@ -450,18 +450,18 @@ def main() -> None:
                         wrk(urls[server], body_path, args.seconds, args.connections)
                     )
             # The fixed rate alternates likewise (a tail latency moves more than a rate).
-            fixed: dict[str, list[dict[str, float]]] = {server: [] for server in servers}
+            fixed_runs: dict[str, list[dict[str, float]]] = {server: [] for server in servers}
             for _ in range(args.rounds if "growing" not in name else 0):
                 for server in servers:
-                    fixed[server].append(hey(urls[server], body_path, args.seconds, args.rate))
+                    fixed_runs[server].append(hey(urls[server], body_path, args.seconds, args.rate))
             for server in servers:
                 results[name][server] = {
                     "saturated": _median(runs[server]),
                     "saturated_runs": runs[server],
-                    f"fixed_{args.rate}_rps": _median(fixed[server], "p99_ms")
-                    if fixed[server]
+                    f"fixed_{args.rate}_rps": _median(fixed_runs[server], "p99_ms")
+                    if fixed_runs[server]
                     else {},
-                    f"fixed_{args.rate}_rps_runs": fixed[server],
+                    f"fixed_{args.rate}_rps_runs": fixed_runs[server],
                 }
             for server in servers:
                 if server.startswith("floor"):
