@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 
 from jobguard import __version__
-from jobguard.app.admission import handle_mutate, handle_validate
 from jobguard.app.config import (
     CONFIG_ENV,
     ConfigError,
@@ -130,6 +129,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    # Here, not at the top: no other command judges admission reviews (about 4 ms to load).
+    from jobguard.app.admission import handle_mutate, handle_validate
+
     if args.file is None and sys.stdin.isatty():
         # Nothing piped in: say how to use it rather than wait for a review typed by hand.
         args.parser.print_usage(sys.stderr)
