@@ -101,9 +101,13 @@ def _plain_in(text: str, scalar: str) -> bool:
 def _yaml11_differs(value: Any, text: str) -> bool:
     """Whether ryaml's reading of a document (`value`, from `text`) may differ from PyYAML's."""
     try:
-        dumped = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits and the like
-        return True
+        # Keys are strings in nearly every manifest; the option would cost as much as the dump.
+        dumped = orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: a key that is not a string, a huge integer
+        try:
+            dumped = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # integers beyond 64 bits and the like
+            return True
     if _JSON_FLOAT.search(dumped):
         return True
     for quoted in _YAML11_JSON_CANDIDATE.findall(dumped.decode()):
@@ -448,26 +452,28 @@ _BLOCK_KEY = re.compile(r"([A-Za-z0-9_][-A-Za-z0-9_./]*)[ \t]*:(?:[ \t]|$)")
 _SEQUENCE_ITEM = re.compile(r"-(?:[ \t]+|$)")
 
 
-def _closes_on_each_line(source: str) -> bool:
+def _closes_on_each_line(source: str, lines: list[str]) -> bool:
     """Whether every quoted scalar and flow collection ends on the line it starts on, so that
     no line is the continuation of one. Errs on the side of no: a backslash anywhere, a line
     with both kinds of quotes or an odd number of double quotes, an odd number of single
-    quotes where a value starts with one, brackets that do not balance."""
+    quotes where a value starts with one, brackets that do not balance. (`lines`: the source
+    cut at line ends.)"""
     if "\t" in source or "\\" in source:
         return False
-    for line in source.split("\n"):
-        if '"' in line and ("'" in line or line.count('"') % 2):
-            return False
-        if (
+    for line in lines:
+        if '"' in line:
+            if "'" in line or line.count('"') % 2:
+                return False
+        elif (
             "'" in line
             and line.count("'") % 2
             and (": '" in line or "- '" in line or line.lstrip(" ").startswith("'"))
         ):
             return False
-        if "[" in line or "{" in line:
-            opened = line.count("[") + line.count("{")
-            if opened != line.count("]") + line.count("}"):
-                return False
+        if ("[" in line or "{" in line) and line.count("[") + line.count("{") != line.count(
+            "]"
+        ) + line.count("}"):
+            return False
     return True
 
 
@@ -491,14 +497,13 @@ class _BlockLines:
     def __init__(self, source: str) -> None:
         self.lines = lines = source.split("\n")
         # Indentation of each line; -1 for lines that carry nothing (blank, comment, marker).
-        contents = [line.lstrip(" ") for line in lines]
         self.indents = [
-            len(line) - len(content) if content and content[0] != "#" else -1
-            for line, content in zip(lines, contents, strict=True)
+            len(line) - len(content) if (content := line.lstrip(" ")) and content[0] != "#" else -1
+            for line in lines
         ]
         if lines[0] in ("---", "..."):
             self.indents[0] = -1
-        self.usable = _closes_on_each_line(source)
+        self.usable = _closes_on_each_line(source, lines)
 
     def _first(self, start: int, end: int) -> int | None:
         for i in range(start, end):
