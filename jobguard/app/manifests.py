@@ -65,6 +65,11 @@ _YAML11_JSON_CANDIDATE = re.compile(
 _JSON_FLOAT = re.compile(
     rb"[:,\[]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)(?=[,\]}])"
 )
+# Every digit as "0": where a digit meets a fraction or an exponent is then found by a search
+# with a literal first character (fast), and `_JSON_FLOAT` tried only there; searching with
+# `_JSON_FLOAT` itself tries every comma and colon of the document.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_FLOAT_SEAM = re.compile(rb"0[.eE]")
 _TAG = re.compile(r"(?:^|[ \t\[{,:-])!", re.MULTILINE)
 # Characters that can stand right before and after a plain scalar in a line.
 _PLAIN_BEFORE = frozenset(" \t\n[{,:")
@@ -98,6 +103,21 @@ def _plain_in(text: str, scalar: str) -> bool:
     return False
 
 
+def _has_json_float(dumped: bytes) -> bool:
+    """Whether `_JSON_FLOAT` matches anywhere in `dumped`. A match holds a digit followed by
+    `.`, `e` or `E`, and can only start right before that digit's run (and its minus sign)."""
+    shape = dumped.translate(_DIGITS_AS_ZERO)
+    for seam in _FLOAT_SEAM.finditer(shape):
+        start = seam.start()
+        while start and shape[start - 1] == 0x30:  # "0": any digit
+            start -= 1
+        if start and shape[start - 1] == 0x2D:  # "-"
+            start -= 1
+        if start and _JSON_FLOAT.match(dumped, start - 1):
+            return True
+    return False
+
+
 def _yaml11_differs(value: Any, text: str) -> bool:
     """Whether ryaml's reading of a document (`value`, from `text`) may differ from PyYAML's."""
     try:
@@ -108,7 +128,7 @@ def _yaml11_differs(value: Any, text: str) -> bool:
             dumped = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
         except TypeError:  # integers beyond 64 bits and the like
             return True
-    if _JSON_FLOAT.search(dumped):
+    if _has_json_float(dumped):
         return True
     for quoted in _YAML11_JSON_CANDIDATE.findall(dumped.decode()):
         scalar = quoted[1:-1]
