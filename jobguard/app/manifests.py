@@ -282,8 +282,10 @@ def read_text(path: str) -> str:
     display = "<stdin>" if path == STDIN else path
     try:
         raw = _read_stdin() if path == STDIN else Path(path).read_bytes()
-        # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them.
-        return raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+        # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them
+        # (looked for first: one scan for a character, not two for strings).
+        text = raw.decode("utf-8-sig")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ManifestError(
