@@ -52,6 +52,9 @@ TRICKY = [
     "a: 'it''s'",
     'a: "tab\\there"',
     "? complex\n: key",
+    "1e3: x",
+    "a: {+.5: x, 1.5e3: y}",
+    "10: x\n0x1F: y",
 ]
 
 

@@ -121,13 +121,10 @@ def _has_json_float(dumped: bytes) -> bool:
 def _yaml11_differs(value: Any, text: str) -> bool:
     """Whether ryaml's reading of a document (`value`, from `text`) may differ from PyYAML's."""
     try:
-        # Keys are strings in nearly every manifest; the option would cost as much as the dump.
         dumped = orjson.dumps(value)
-    except TypeError:  # orjson.JSONEncodeError: a key that is not a string, a huge integer
-        try:
-            dumped = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-        except TypeError:  # integers beyond 64 bits and the like
-            return True
+    except TypeError:  # orjson.JSONEncodeError: integers beyond 64 bits, a key that is not a
+        # string (as JSON it would pass for a quoted one; `1e3: x` is a float key to ryaml)
+        return True
     if _has_json_float(dumped):
         return True
     for quoted in _YAML11_JSON_CANDIDATE.findall(dumped.decode()):
