@@ -8,9 +8,11 @@ Scenarios (seeded, so runs compare):
 
 The commands timed, in alternating rounds so that drift in the machine's speed hits each alike:
 `jobguard check --output json DIR` in one process, the same with every rule switched on, and
-with `--jobs 2`. Each figure is the median of the rounds, with the spread. Then the start-up
-(a run on one small file, best of five) and the check's own CPU time per document in a process
-of its own (no start-up), for a quarter, half and all of the files, to show the cost is linear.
+with `--jobs 2`. Each figure is the median of the rounds, with the spread, and the median CPU
+time of the command's processes (what a free core would take in one process; the sum of the
+processes with `--jobs 2`). Then the start-up (a run on one small file, best of five) and the
+check's own CPU time per document in a process of its own (no start-up), for a quarter, half
+and all of the files, to show the cost is linear.
 `--baseline` adds kubernetes-validate (schema only; slow). `--against DIR` runs every command
 and measurement on the `jobguard` package under DIR as well (another tree, e.g. a `git
 archive` of an earlier commit), interleaved with this one's, so both see the same machine.
@@ -29,6 +31,7 @@ import argparse
 import compileall
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -67,6 +70,13 @@ def generate(
 
 
 def timed(command: list[str], tree: Path | None = None) -> float:
+    return timed_with_cpu(command, tree)[0]
+
+
+def timed_with_cpu(command: list[str], tree: Path | None = None) -> tuple[float, float]:
+    """Wall-clock seconds, and CPU seconds (user and system) of the command's processes: on a
+    shared machine the CPU time says what a free core would take."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         command,
@@ -75,7 +85,10 @@ def timed(command: list[str], tree: Path | None = None) -> float:
         check=False,
         env=tree_env(tree),
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
 
 
 # Run in a process of its own (argv: the files), so that a tree under --against is measured
@@ -165,20 +178,28 @@ def main() -> None:
         seconds: dict[tuple[str, str], list[float]] = {
             (label, tree): [] for label in commands for tree in trees
         }
+        cpu_seconds: dict[tuple[str, str], list[float]] = {key: [] for key in seconds}
         for _ in range(args.rounds):
             for label, command in commands.items():
                 for tree, where in trees.items():
-                    seconds[label, tree].append(timed(command, where))
+                    wall, cpu = timed_with_cpu(command, where)
+                    seconds[label, tree].append(wall)
+                    cpu_seconds[label, tree].append(cpu)
         print(f"load average after:  {os.getloadavg()[0]:.2f}")
         for tree, where in trees.items():
             print(f"{tree}:")
-            print(f"  {'':32} {'median s':>9} {'docs/s':>8}   spread (min-max s)")
+            print(
+                f"  {'':32} {'median s':>9} {'docs/s':>8}   {'spread (min-max s)':20}"
+                f" {'CPU s':>6} {'docs/CPU s':>10}"
+            )
             for label in commands:
                 runs = seconds[label, tree]
                 median = statistics.median(runs)
+                cpu = statistics.median(cpu_seconds[label, tree])
+                spread = f"{min(runs):.2f}-{max(runs):.2f} ({len(runs)} runs)"
                 print(
-                    f"  {label:32} {median:9.2f} {n / median:8.0f}   "
-                    f"{min(runs):.2f}-{max(runs):.2f} ({len(runs)} runs)"
+                    f"  {label:32} {median:9.2f} {n / median:8.0f}   {spread:20}"
+                    f" {cpu:6.2f} {n / cpu:10.0f}"
                 )
             small_run = [jobguard, "check", "--output", "json", str(small)]
             print(f"  {'start-up (one document)':32} {start_up(small_run, where):9.2f}")
