@@ -122,8 +122,9 @@ def _yaml11_differs(value: Any, text: str) -> bool:
     """Whether ryaml's reading of a document (`value`, from `text`) may differ from PyYAML's."""
     try:
         dumped = orjson.dumps(value)
-    except TypeError:  # orjson.JSONEncodeError: integers beyond 64 bits, a key that is not a
-        # string (as JSON it would pass for a quoted one; `1e3: x` is a float key to ryaml)
+    except TypeError:  # orjson.JSONEncodeError
+        # Integers beyond 64 bits, or a key that is not a string: as JSON it would pass for a
+        # quoted one (`1e3: x` is a float key to ryaml, a string key to YAML 1.1).
         return True
     if _has_json_float(dumped):
         return True
@@ -489,10 +490,10 @@ def _closes_on_each_line(source: str, lines: list[str]) -> bool:
             and (": '" in line or "- '" in line or line.lstrip(" ").startswith("'"))
         ):
             return False
-        if ("[" in line or "{" in line) and line.count("[") + line.count("{") != line.count(
-            "]"
-        ) + line.count("}"):
-            return False
+        if "[" in line or "{" in line:
+            opened = line.count("[") + line.count("{")
+            if opened != line.count("]") + line.count("}"):
+                return False
     return True
 
 
