@@ -9,11 +9,10 @@ Scenarios (seeded, so runs compare):
 The commands timed, in alternating rounds so that drift in the machine's speed hits each alike:
 `jobguard check --output json DIR` in one process, the same with every rule switched on, and
 with `--jobs 2`. Each figure is the median of the rounds, with the spread, and the median CPU
-time of the command's processes (what a free core would take in one process; the sum of the
-processes with `--jobs 2`). Then the start-up (a run on one small file, best of five) and the
-check's own CPU time per document in a process of its own (no start-up), for a quarter, half
-and all of the files, to show the cost is linear.
-`--baseline` adds kubernetes-validate (schema only; slow). `--against DIR` runs every command
+time of the command's processes (user and system; the sum of the processes with `--jobs 2`).
+Then the start-up (a run on one small file, best of five) and the check's own CPU time per
+document in a process of its own (no start-up), for a quarter, half and all of the files, to
+show the cost is linear. `--baseline` adds kubernetes-validate (schema only; slow). `--against DIR` runs every command
 and measurement on the `jobguard` package under DIR as well (another tree, e.g. a `git
 archive` of an earlier commit), interleaved with this one's, so both see the same machine.
 
@@ -74,8 +73,8 @@ def timed(command: list[str], tree: Path | None = None) -> float:
 
 
 def timed_with_cpu(command: list[str], tree: Path | None = None) -> tuple[float, float]:
-    """Wall-clock seconds, and CPU seconds (user and system) of the command's processes: on a
-    shared machine the CPU time says what a free core would take."""
+    """Wall-clock seconds, and CPU seconds (user and system) of the command's processes (the
+    processes it waited for, `--jobs` workers included)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
