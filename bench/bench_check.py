@@ -12,9 +12,10 @@ with `--jobs 2`. Each figure is the median of the rounds, with the spread, and t
 time of the command's processes (user and system; the sum of the processes with `--jobs 2`).
 Then the start-up (a run on one small file, best of five) and the check's own CPU time per
 document in a process of its own (no start-up), for a quarter, half and all of the files, to
-show the cost is linear. `--baseline` adds kubernetes-validate (schema only; slow). `--against DIR` runs every command
-and measurement on the `jobguard` package under DIR as well (another tree, e.g. a `git
-archive` of an earlier commit), interleaved with this one's, so both see the same machine.
+show the cost is linear. `--baseline` adds kubernetes-validate (schema only; slow). `--against
+DIR` runs every command and measurement on the `jobguard` package under DIR as well (another
+tree, e.g. a `git archive` of an earlier commit), interleaved with this one's, so both see the
+same machine.
 
 jobguard's modules are compiled to bytecode first, as an install compiles them: an editable
 checkout run with PYTHONDONTWRITEBYTECODE set would otherwise compile every module again on
