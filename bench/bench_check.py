@@ -8,18 +8,30 @@ Scenarios (seeded, so runs compare):
 
 The commands timed, in alternating rounds so that drift in the machine's speed hits each alike:
 `jobguard check --output json DIR` in one process, the same with every rule switched on, and
-with `--jobs 2`. Each figure is the median of the rounds, with the spread. Then the check's own
-CPU time per document in this process (no start-up), for a quarter, half and all of the files,
-to show the cost is linear. `--baseline` adds kubernetes-validate (schema only; slow).
+with `--jobs 2`. Each figure is the median of the rounds, with the spread, and the median CPU
+time of the command's processes (user and system; the sum of the processes with `--jobs 2`).
+Then the start-up (a run on one small file, best of five) and the check's own CPU time per
+document in a process of its own (no start-up), for a quarter, half and all of the files, to
+show the cost is linear. `--baseline` adds kubernetes-validate (schema only; slow). `--against
+DIR` runs every command and measurement on the `jobguard` package under DIR as well (another
+tree, e.g. a `git archive` of an earlier commit), interleaved with this one's, so both see the
+same machine.
 
-Run: `.venv/bin/python -m bench.bench_check [--documents N] [--rounds R] [--scenario S]`.
+jobguard's modules are compiled to bytecode first, as an install compiles them: an editable
+checkout run with PYTHONDONTWRITEBYTECODE set would otherwise compile every module again on
+every run (about 0.13 s of each command).
+
+Run: `.venv/bin/python -m bench.bench_check [--documents N] [--rounds R] [--scenario S]
+[--against DIR]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,25 +69,71 @@ def generate(
     return files
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], tree: Path | None = None) -> float:
+    return timed_with_cpu(command, tree)[0]
+
+
+def timed_with_cpu(command: list[str], tree: Path | None = None) -> tuple[float, float]:
+    """Wall-clock seconds, and CPU seconds (user and system) of the command's processes (the
+    processes it waited for, `--jobs` workers included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+    subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        env=tree_env(tree),
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
 
 
-def cpu_per_document(paths: list[str]) -> float:
-    """The check's CPU time per document in this process (best of three)."""
-    from jobguard.app.check import CheckOptions, check
-    from jobguard.validators import Settings
+# Run in a process of its own (argv: the files), so that a tree under --against is measured
+# alike; prints the check's CPU time per document in seconds (best of three).
+IN_PROCESS = """
+import sys, time
+from jobguard.app.check import CheckOptions, check
+from jobguard.validators import Settings
 
-    options = CheckOptions(Settings())
-    check(paths[:1], options)  # schemas compiled, caches warm
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        report = check(paths, options)
-        best = min(best, time.process_time() - start)
-    return best / sum(o.documents for o in report.outcomes)
+paths = sys.argv[1:]
+options = CheckOptions(Settings())
+check(paths[:1], options)  # schemas compiled, caches warm
+best = float("inf")
+for _ in range(3):
+    start = time.process_time()
+    report = check(paths, options)
+    best = min(best, time.process_time() - start)
+print(best / sum(o.documents for o in report.outcomes))
+"""
+
+
+def tree_env(tree: Path | None) -> dict[str, str] | None:
+    """The environment that runs the `jobguard` package under `tree` (None: this one)."""
+    return None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def compile_tree(tree: Path | None) -> None:
+    """Bytecode for the tree's modules, as an install writes it (see the docstring)."""
+    if tree is None:
+        import jobguard
+
+        tree = Path(jobguard.__file__).parent.parent
+    compileall.compile_dir(tree / "jobguard", quiet=1)
+
+
+def cpu_per_document(paths: list[str], tree: Path | None) -> float:
+    """The check's CPU time per document, in a process of its own (best of three)."""
+    command = [sys.executable, "-c", IN_PROCESS, *paths]
+    out = subprocess.run(command, env=tree_env(tree), capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
+def start_up(command: list[str], tree: Path | None) -> float:
+    """Seconds for a run on one small file (best of five): interpreter, imports, output."""
+    return min(timed(command, tree) for _ in range(5))
 
 
 def main() -> None:
@@ -84,15 +142,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--scenario", choices=["realistic", "generated"], default="realistic")
     parser.add_argument("--baseline", action="store_true", help="also time kubernetes-validate")
+    parser.add_argument(
+        "--against", type=Path, help="a directory holding another tree's jobguard package"
+    )
     args = parser.parse_args()
     bindir = Path(sys.executable).parent
     jobguard = str(bindir / "jobguard")
+    trees: dict[str, Path | None] = {"this tree": None}
+    if args.against is not None:
+        trees[f"against {args.against}"] = args.against.resolve()
+    for where in trees.values():
+        compile_tree(where)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "manifests"
         directory.mkdir()
         files = generate(directory, args.documents, args.scenario)
         config = Path(tmp) / "all-rules.yaml"
         config.write_text(ALL_RULES)
+        small = Path(tmp) / "small.yaml"
+        small.write_text(realistic_document(random.Random(1), 0))
         size = sum(f.stat().st_size for f in files)
         n = args.documents
         print(f"{args.scenario}: {n} documents in {len(files)} files, {size / 1e6:.1f} MB")
@@ -107,18 +175,34 @@ def main() -> None:
                 *(jobguard, "check", "--output", "json", "--jobs", "2", str(directory)),
             ],
         }
-        seconds: dict[str, list[float]] = {label: [] for label in commands}
+        seconds: dict[tuple[str, str], list[float]] = {
+            (label, tree): [] for label in commands for tree in trees
+        }
+        cpu_seconds: dict[tuple[str, str], list[float]] = {key: [] for key in seconds}
         for _ in range(args.rounds):
             for label, command in commands.items():
-                seconds[label].append(timed(command))
+                for tree, where in trees.items():
+                    wall, cpu = timed_with_cpu(command, where)
+                    seconds[label, tree].append(wall)
+                    cpu_seconds[label, tree].append(cpu)
         print(f"load average after:  {os.getloadavg()[0]:.2f}")
-        print(f"{'':32} {'median s':>9} {'docs/s':>8}   spread (min-max s)")
-        for label, runs in seconds.items():
-            median = statistics.median(runs)
+        for tree, where in trees.items():
+            print(f"{tree}:")
             print(
-                f"{label:32} {median:9.2f} {n / median:8.0f}   {min(runs):.2f}-{max(runs):.2f}"
-                f" ({len(runs)} runs)"
+                f"  {'':32} {'median s':>9} {'docs/s':>8}   {'spread (min-max s)':20}"
+                f" {'CPU s':>6} {'docs/CPU s':>10}"
             )
+            for label in commands:
+                runs = seconds[label, tree]
+                median = statistics.median(runs)
+                cpu = statistics.median(cpu_seconds[label, tree])
+                spread = f"{min(runs):.2f}-{max(runs):.2f} ({len(runs)} runs)"
+                print(
+                    f"  {label:32} {median:9.2f} {n / median:8.0f}   {spread:20}"
+                    f" {cpu:6.2f} {n / cpu:10.0f}"
+                )
+            small_run = [jobguard, "check", "--output", "json", str(small)]
+            print(f"  {'start-up (one document)':32} {start_up(small_run, where):9.2f}")
         baseline = shutil.which("kubernetes-validate", path=str(bindir))
         if args.baseline and baseline:
             reference = timed([baseline, "--quiet", "--no-warn", *map(str, files)])
@@ -126,11 +210,12 @@ def main() -> None:
         print("in-process CPU time per document (no start-up), best of three:")
         for fraction in (0.25, 0.5, 1.0):
             subset = [str(f) for f in files[: max(1, int(len(files) * fraction))]]
-            per_document = cpu_per_document(subset)
-            print(
-                f"  {len(subset) * DOCS_PER_FILE:6d} documents: {per_document * 1e6:6.1f} us/doc "
-                f"({1 / per_document:,.0f} docs/s)"
-            )
+            for tree, where in trees.items():
+                per_document = cpu_per_document(subset, where)
+                print(
+                    f"  {len(subset) * DOCS_PER_FILE:6d} documents: {per_document * 1e6:6.1f}"
+                    f" us/doc ({1 / per_document:,.0f} docs/s)  {tree}"
+                )
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobguard.app.manifests import (
+    _JSON_FLOAT,
     K8sLoader,
     _BlockLines,
     _documents,
+    _has_json_float,
     _load,
     _load_slow,
     locate,
@@ -50,6 +52,9 @@ TRICKY = [
     "a: 'it''s'",
     'a: "tab\\there"',
     "? complex\n: key",
+    "1e3: x",
+    "a: {+.5: x, 1.5e3: y}",
+    "10: x\n0x1F: y",
 ]
 
 
@@ -175,6 +180,28 @@ def test_fast_reader_agrees_with_yaml_1_1_on_any_mix(
     except (yaml.YAMLError, ValueError):
         return  # not YAML PyYAML reads (e.g. `=` unquoted): nothing to compare
     assert repr(_load(text)) == repr(expected)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(list(b'0179.eE-+:,[]{}"a ')), max_size=16).map(bytes))
+def test_the_float_search_finds_what_the_float_pattern_finds(dumped: bytes) -> None:
+    assert _has_json_float(dumped) == (_JSON_FLOAT.search(dumped) is not None)
+
+
+@pytest.mark.parametrize(
+    ("dumped", "found"),
+    [
+        (b'{"a":1.5}', True),
+        (b'{"a":[2,-10e3]}', True),
+        (b'{"a":-0.25,"b":1}', True),
+        (b'{"a":10,"b":"trainer:1.4.2","c":"1.5"}', False),
+        (b'{"a":"x,1.5}"}', True),  # inside a string: the pattern's own false alarm, kept
+        (b'{"a":1.5.2}', False),
+    ],
+)
+def test_the_float_search_on_json(dumped: bytes, found: bool) -> None:
+    assert _has_json_float(dumped) is found
+    assert (_JSON_FLOAT.search(dumped) is not None) is found
 
 
 # --- positions without composing -------------------------------------------------------------------

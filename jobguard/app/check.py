@@ -294,12 +294,19 @@ def kind_problem(data: Any) -> tuple[bool, str]:
 
 def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
     """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
-    data = manifest.data
-    if not kind_problem(data)[0]:
+    if not kind_problem(manifest.data)[0]:
         return None
+    return _judge(manifest, options)
+
+
+def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
+    """`judge` for a document known to be a batch/v1 Job or CronJob."""
+    data = manifest.data
     kind = str(data["kind"])
-    key = pair_key(data)
-    old = options.old.get(key) if key is not None else None
+    old = None
+    if options.old:  # (no pairing to look for without `--old`)
+        key = pair_key(data)
+        old = options.old.get(key) if key is not None else None
     # kubectl sets the namespace it applies to; judge the objects the cluster would see.
     namespace = resolve_namespace("", data)
     new_object = _with_namespace(data, namespace)
@@ -363,9 +370,7 @@ def examine(
     """What becomes of one document: judged, skipped (and why), or an error."""
     judged, problem = kind_problem(manifest.data)
     if judged:
-        result = judge(manifest, options)
-        assert result is not None
-        return result
+        return _judge(manifest, options)
     data = manifest.data
     line = manifest.locate("kind" if isinstance(data, dict) and "kind" in data else "")[0]
     if problem:

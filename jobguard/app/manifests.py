@@ -65,6 +65,11 @@ _YAML11_JSON_CANDIDATE = re.compile(
 _JSON_FLOAT = re.compile(
     rb"[:,\[]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)(?=[,\]}])"
 )
+# Every digit as "0": where a digit meets a fraction or an exponent is then found by a search
+# with a literal first character (fast), and `_JSON_FLOAT` tried only there; searching with
+# `_JSON_FLOAT` itself tries every comma and colon of the document.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_FLOAT_SEAM = re.compile(rb"0[.eE]")
 _TAG = re.compile(r"(?:^|[ \t\[{,:-])!", re.MULTILINE)
 # Characters that can stand right before and after a plain scalar in a line.
 _PLAIN_BEFORE = frozenset(" \t\n[{,:")
@@ -98,13 +103,30 @@ def _plain_in(text: str, scalar: str) -> bool:
     return False
 
 
+def _has_json_float(dumped: bytes) -> bool:
+    """Whether `_JSON_FLOAT` matches anywhere in `dumped`. A match holds a digit followed by
+    `.`, `e` or `E`, and can only start right before that digit's run (and its minus sign)."""
+    shape = dumped.translate(_DIGITS_AS_ZERO)
+    for seam in _FLOAT_SEAM.finditer(shape):
+        start = seam.start()
+        while start and shape[start - 1] == 0x30:  # "0": any digit
+            start -= 1
+        if start and shape[start - 1] == 0x2D:  # "-"
+            start -= 1
+        if start and _JSON_FLOAT.match(dumped, start - 1):
+            return True
+    return False
+
+
 def _yaml11_differs(value: Any, text: str) -> bool:
     """Whether ryaml's reading of a document (`value`, from `text`) may differ from PyYAML's."""
     try:
-        dumped = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits and the like
+        dumped = orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError
+        # Integers beyond 64 bits, or a key that is not a string: as JSON it would pass for a
+        # quoted one (`1e3: x` is a float key to ryaml, a string key to YAML 1.1).
         return True
-    if _JSON_FLOAT.search(dumped):
+    if _has_json_float(dumped):
         return True
     for quoted in _YAML11_JSON_CANDIDATE.findall(dumped.decode()):
         scalar = quoted[1:-1]
@@ -258,8 +280,10 @@ def read_text(path: str) -> str:
     display = "<stdin>" if path == STDIN else path
     try:
         raw = _read_stdin() if path == STDIN else Path(path).read_bytes()
-        # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them.
-        return raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+        # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them
+        # (looked for first: one scan for a character, not two for strings).
+        text = raw.decode("utf-8-sig")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ManifestError(
@@ -448,17 +472,19 @@ _BLOCK_KEY = re.compile(r"([A-Za-z0-9_][-A-Za-z0-9_./]*)[ \t]*:(?:[ \t]|$)")
 _SEQUENCE_ITEM = re.compile(r"-(?:[ \t]+|$)")
 
 
-def _closes_on_each_line(source: str) -> bool:
+def _closes_on_each_line(source: str, lines: list[str]) -> bool:
     """Whether every quoted scalar and flow collection ends on the line it starts on, so that
     no line is the continuation of one. Errs on the side of no: a backslash anywhere, a line
     with both kinds of quotes or an odd number of double quotes, an odd number of single
-    quotes where a value starts with one, brackets that do not balance."""
+    quotes where a value starts with one, brackets that do not balance. (`lines`: the source
+    cut at line ends.)"""
     if "\t" in source or "\\" in source:
         return False
-    for line in source.split("\n"):
-        if '"' in line and ("'" in line or line.count('"') % 2):
-            return False
-        if (
+    for line in lines:
+        if '"' in line:
+            if "'" in line or line.count('"') % 2:
+                return False
+        elif (
             "'" in line
             and line.count("'") % 2
             and (": '" in line or "- '" in line or line.lstrip(" ").startswith("'"))
@@ -491,14 +517,13 @@ class _BlockLines:
     def __init__(self, source: str) -> None:
         self.lines = lines = source.split("\n")
         # Indentation of each line; -1 for lines that carry nothing (blank, comment, marker).
-        contents = [line.lstrip(" ") for line in lines]
         self.indents = [
-            len(line) - len(content) if content and content[0] != "#" else -1
-            for line, content in zip(lines, contents, strict=True)
+            len(line) - len(content) if (content := line.lstrip(" ")) and content[0] != "#" else -1
+            for line in lines
         ]
         if lines[0] in ("---", "..."):
             self.indents[0] = -1
-        self.usable = _closes_on_each_line(source)
+        self.usable = _closes_on_each_line(source, lines)
 
     def _first(self, start: int, end: int) -> int | None:
         for i in range(start, end):
