@@ -400,28 +400,32 @@ def _member(raw: Any, key: str) -> Any:
     return raw.get(key) if isinstance(raw, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 class JobJson:
     """A prepared Job as JSON, read through typed accessors: for the rules that compare parts
     whole (semantically, as upstream's DeepEqual compares types jobguard does not model) or
-    echo them exactly as sent. Absent and wrongly shaped parts read as None (or empty)."""
+    echo them exactly as sent. Absent and wrongly shaped parts read as None (or empty).
 
-    raw: dict[str, Any]
+    The parts every request reads (metadata, spec, template) are looked up once, here."""
 
-    @property
-    def metadata(self) -> dict[str, Any]:
-        metadata = self.raw.get("metadata")
-        return metadata if isinstance(metadata, dict) else {}
+    __slots__ = ("metadata", "raw", "spec", "template")
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec = self.raw.get("spec")
-        return spec if isinstance(spec, dict) else {}
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.metadata: dict[str, Any] = _map(raw.get("metadata"))
+        self.spec: dict[str, Any] = _map(raw.get("spec"))
+        self.template: dict[str, Any] = _map(self.spec.get("template"))
 
-    @property
-    def template(self) -> dict[str, Any]:
-        template = self.spec.get("template")
-        return template if isinstance(template, dict) else {}
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JobJson) and self.raw == other.raw
+
+    __hash__ = None  # type: ignore[assignment]  # a view of a mutable dict
+
+    def __repr__(self) -> str:
+        return f"JobJson({self.raw!r})"
 
     @property
     def template_labels(self) -> dict[str, Any]:
