@@ -105,7 +105,10 @@ def _uncounted_changed(new: Job, old: Job) -> bool:
     return (
         (a.succeeded or []) != (b.succeeded or [])
         or (a.failed or []) != (b.failed or [])
-        or normalize(a.model_extra or {}) != normalize(b.model_extra or {})
+        or (
+            a.model_extra != b.model_extra
+            and normalize(a.model_extra or {}) != normalize(b.model_extra or {})
+        )
     )
 
 
