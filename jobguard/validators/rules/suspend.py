@@ -28,10 +28,16 @@ class SuspendOptions:
     changes (UPDATE of `jobs`); whether a new Job starts suspended is SUS-001's business."""
     scheduling_directives_mutable_after_start: bool
     """NE-009: the version lets a suspended Job that has run change its directives (KEP-5440)."""
+    ne007_enabled: bool = True
+    """NE-007 is on: when the configuration turns it off (its default), its error, which the
+    answer would drop, is not made."""
 
 
 def suspend_options(
-    requester: Requester, params: Mapping[str, Mapping[str, Any]], semantics: Semantics
+    requester: Requester,
+    params: Mapping[str, Mapping[str, Any]],
+    semantics: Semantics,
+    ne007_enabled: bool = True,
 ) -> SuspendOptions:
     """`params` holds each rule's configured parameters."""
     return SuspendOptions(
@@ -40,6 +46,7 @@ def suspend_options(
         scheduling_directives_mutable_after_start=(
             semantics.mutable_scheduling_directives_for_suspended_jobs
         ),
+        ne007_enabled=ne007_enabled,
     )
 
 
@@ -93,7 +100,7 @@ def check_suspend_update(
                 "towards completions",
             )
         )
-    if bits & (_RESUMED | _SUSPENDED) and not opts.may_change_suspend:
+    if bits & (_RESUMED | _SUSPENDED) and opts.ne007_enabled and not opts.may_change_suspend:
         errors.append(_ne007(path, opts))
     if (
         old.suspend
