@@ -274,7 +274,8 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
             response["status"] = forbidden_status(verdict.kind, verdict.name, denials)
     if not verdict.violations:
         return response
-    fired = verdict.unique()  # once: the warnings and dry runs are among them
+    # Once: the warnings and dry runs are among them. A single violation is its own unique list.
+    fired = verdict.violations if len(verdict.violations) == 1 else verdict.unique()
     warnings = [_warning(v) for v in fired if v.enforcement is Enforcement.WARN]
     if warnings:
         response["warnings"] = warnings
