@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
@@ -37,10 +38,9 @@ class Time:
     def parse(cls, value: Any) -> Time:
         if not isinstance(value, str):
             raise ValueError("must be an RFC 3339 timestamp string")
-        parsed = parse_time(value)
-        if parsed is None:
-            raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
-        return cls(value, parsed)
+        if len(value) <= _MAX_KEPT_TIME:
+            return _kept_time(value)
+        return _time(value)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Time) and self.instant == other.instant
@@ -63,6 +63,19 @@ class Time:
             serialization=core_schema.plain_serializer_function_ser_schema(lambda t: t.text),
         )
 
+
+def _time(text: str) -> Time:
+    parsed = parse_time(text)
+    if parsed is None:
+        raise ValueError(f"{text!r} is not an RFC 3339 timestamp with a time zone")
+    return Time(text, parsed)
+
+
+# Every status update of a Job sends its startTime twice (new and stored object) and again in
+# the next one, so times read are kept (a Time is never changed once made). Only strings as
+# long as a timestamp can be are kept: 1,024 of them hold well under 1 MiB.
+_MAX_KEPT_TIME = 64
+_kept_time = lru_cache(maxsize=1024)(_time)
 
 StringMap = dict[str, str]
 
