@@ -151,7 +151,14 @@ def classify(old: JobState, new: JobState, old_job: Job, new_job: Job) -> Transi
         result |= _FAILED
     if _directives_changed(old_job.spec.template, new_job.spec.template):
         result |= _SCHEDULING_DIRECTIVES_CHANGED
-    return Transition(result)
+    found = _TRANSITIONS.get(result)
+    if found is None:  # Flag's constructor runs in Python: each combination is made once
+        found = _TRANSITIONS[result] = Transition(result)
+    return found
+
+
+_TRANSITIONS: dict[int, Transition] = {}
+"""Combinations of flags seen (at most 512)."""
 
 
 # Keys whose string values semantic equality reads as quantities or times.
@@ -162,6 +169,8 @@ def _directives_changed(old: PodTemplateSpec | None, new: PodTemplateSpec | None
     """`scheduling_directives_changed`, answered at once when the nodeSelector differs (what a
     queue controller changes on resume): two string maps without keys semantic equality reads
     as values are semantically equal exactly when they are equal (absent and empty alike)."""
+    if old is new:  # a status update: the spec is the stored one
+        return False
     old_pod = old.spec if old is not None else None
     new_pod = new.spec if new is not None else None
     old_selector = (old_pod.node_selector if old_pod is not None else None) or {}
