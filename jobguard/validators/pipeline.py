@@ -194,11 +194,8 @@ def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> J
     ]
     if not shared:
         return decode_job(old_raw, "oldObject")
-    # {} decodes in C; a missing part would be built by its default factory, in Python.
-    old = decode_job({**old_raw, **{key: {} for key in shared}}, "oldObject")
-    for key in shared:
-        setattr(old, key, getattr(new, key))
-    return old
+    # The new Job's part itself: pydantic takes an instance of the field's model as it is.
+    return decode_job({**old_raw, **{key: getattr(new, key) for key in shared}}, "oldObject")
 
 
 def _job_spec_errors(ctx: JobContext, create: bool) -> list[FieldError]:
