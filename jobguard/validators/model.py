@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
@@ -37,10 +38,9 @@ class Time:
     def parse(cls, value: Any) -> Time:
         if not isinstance(value, str):
             raise ValueError("must be an RFC 3339 timestamp string")
-        parsed = parse_time(value)
-        if parsed is None:
-            raise ValueError(f"{value!r} is not an RFC 3339 timestamp with a time zone")
-        return cls(value, parsed)
+        if len(value) <= _MAX_KEPT_TIME:
+            return _kept_time(value)
+        return _time(value)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Time) and self.instant == other.instant
@@ -63,6 +63,19 @@ class Time:
             serialization=core_schema.plain_serializer_function_ser_schema(lambda t: t.text),
         )
 
+
+def _time(text: str) -> Time:
+    parsed = parse_time(text)
+    if parsed is None:
+        raise ValueError(f"{text!r} is not an RFC 3339 timestamp with a time zone")
+    return Time(text, parsed)
+
+
+# Every status update of a Job sends its startTime twice (new and stored object) and again in
+# the next one, so times read are kept (a Time is never changed once made). Only strings as
+# long as a timestamp can be are kept: 1,024 of them hold well under 1 MiB.
+_MAX_KEPT_TIME = 64
+_kept_time = lru_cache(maxsize=1024)(_time)
 
 StringMap = dict[str, str]
 
@@ -369,7 +382,8 @@ def _decode_error(prefix: str, exc: ValidationError, raw: Any) -> ObjectDecodeEr
 
 def _without_nulls(raw: dict[str, Any]) -> dict[str, Any]:
     """JSON null for metadata/spec/status decodes to the empty value in Go."""
-    if any(raw.get(k, 0) is None for k in ("metadata", "spec", "status")):
+    get = raw.get
+    if get("metadata", 0) is None or get("spec", 0) is None or get("status", 0) is None:
         return {k: v for k, v in raw.items() if v is not None}
     return raw
 
@@ -381,7 +395,9 @@ def _decode(model: type[_ModelT], raw: Any, prefix: str) -> _ModelT:
     if not isinstance(raw, dict):
         raise ObjectDecodeError(prefix, "must be a JSON object")
     try:
-        return model.model_validate(_without_nulls(raw))
+        # The validator itself: model_validate's wrapper costs as much as a small part.
+        validated: _ModelT = model.__pydantic_validator__.validate_python(_without_nulls(raw))
+        return validated
     except ValidationError as exc:
         raise _decode_error(prefix, exc, raw) from None
 
@@ -400,28 +416,32 @@ def _member(raw: Any, key: str) -> Any:
     return raw.get(key) if isinstance(raw, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 class JobJson:
     """A prepared Job as JSON, read through typed accessors: for the rules that compare parts
     whole (semantically, as upstream's DeepEqual compares types jobguard does not model) or
-    echo them exactly as sent. Absent and wrongly shaped parts read as None (or empty)."""
+    echo them exactly as sent. Absent and wrongly shaped parts read as None (or empty).
 
-    raw: dict[str, Any]
+    The parts every request reads (metadata, spec, template) are looked up once, here."""
 
-    @property
-    def metadata(self) -> dict[str, Any]:
-        metadata = self.raw.get("metadata")
-        return metadata if isinstance(metadata, dict) else {}
+    __slots__ = ("metadata", "raw", "spec", "template")
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec = self.raw.get("spec")
-        return spec if isinstance(spec, dict) else {}
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.metadata: dict[str, Any] = _map(raw.get("metadata"))
+        self.spec: dict[str, Any] = _map(raw.get("spec"))
+        self.template: dict[str, Any] = _map(self.spec.get("template"))
 
-    @property
-    def template(self) -> dict[str, Any]:
-        template = self.spec.get("template")
-        return template if isinstance(template, dict) else {}
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JobJson) and self.raw == other.raw
+
+    __hash__ = None  # type: ignore[assignment]  # a view of a mutable dict
+
+    def __repr__(self) -> str:
+        return f"JobJson({self.raw!r})"
 
     @property
     def template_labels(self) -> dict[str, Any]:

@@ -95,16 +95,35 @@ def check_labels_and_annotations(metadata: Mapping[str, Any], path: str) -> list
     """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it), on the
     metadata as sent."""
     errors: list[FieldError] = []
+    # The cached checks are called here directly for the usual short strings (what
+    # qualified_name_problem and label_value_problem do, without a call of theirs per key).
     labels = metadata.get("labels") or {}
     for key, value in labels.items():
-        if (problem := qualified_name_problem(key)) is not None:
+        problem = (
+            _cached_qualified_name_problem(key)
+            if len(key) <= _MAX_QUALIFIED_NAME
+            else _qualified_name_problem(key)
+        )
+        if problem is not None:
             errors.append(invalid("IM-008", f"{path}.labels", key, problem))
-        if isinstance(value, str) and (problem := label_value_problem(value)) is not None:
-            errors.append(invalid("IM-008", f"{path}.labels", value, problem))
+        if isinstance(value, str):
+            problem = (
+                _cached_label_value_problem(value)
+                if len(value) <= _MAX_NAME_PART
+                else _label_value_problem(value)
+            )
+            if problem is not None:
+                errors.append(invalid("IM-008", f"{path}.labels", value, problem))
     annotations = metadata.get("annotations") or {}
     total = 0
     for key, value in annotations.items():
-        if (problem := qualified_name_problem(key.lower())) is not None:
+        lowered = key.lower()
+        problem = (
+            _cached_qualified_name_problem(lowered)
+            if len(lowered) <= _MAX_QUALIFIED_NAME
+            else _qualified_name_problem(lowered)
+        )
+        if problem is not None:
             errors.append(invalid("IM-008", f"{path}.annotations", key, problem))
         total += len(key) + len(value if isinstance(value, str) else "")
     if total > _MAX_ANNOTATIONS_BYTES:

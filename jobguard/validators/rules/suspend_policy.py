@@ -28,6 +28,12 @@ CRONJOB_CONTROLLER = Requester(
 """Who creates a CronJob's Jobs (kube-controller-manager with its per-controller credentials)."""
 
 
+# Transition's flags as ints (a Flag's `in` runs in Python).
+_RESUMED = Transition.RESUMED.value
+_SUSPENDED = Transition.SUSPENDED.value
+_SCHEDULING_DIRECTIVES_CHANGED = Transition.SCHEDULING_DIRECTIVES_CHANGED.value
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyOptions:
     """What the SUS rules need besides the Job, resolved once per request."""
@@ -91,7 +97,7 @@ def check_suspend_policy_update(
     who = policy.controllers.describe()
     name = policy.name
     errors: list[FieldError] = []
-    if Transition.RESUMED in change:
+    if change.value & _RESUMED:
         errors.append(
             forbidden(
                 "SUS-002",
@@ -99,7 +105,7 @@ def check_suspend_policy_update(
                 f"only {who} may resume jobs matched by policy '{name}'",
             )
         )
-    if Transition.SUSPENDED in change and not policy.users_may_suspend:
+    if change.value & _SUSPENDED and not policy.users_may_suspend:
         errors.append(
             forbidden(
                 "SUS-003",
@@ -107,7 +113,7 @@ def check_suspend_policy_update(
                 f"only {who} may suspend jobs matched by policy '{name}'",
             )
         )
-    if Transition.SCHEDULING_DIRECTIVES_CHANGED in change:
+    if change.value & _SCHEDULING_DIRECTIVES_CHANGED:
         errors.append(
             forbidden(
                 "SUS-004",
