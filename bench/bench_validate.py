@@ -1,7 +1,9 @@
 """Throughput of the admission pipeline, as a ratio against JSON decoding in the same run.
 
 Run: `make bench` (or `.venv/bin/python -m bench.bench_validate [--seconds S]`);
-`--per-review` times the HTTP bench's reviews one at a time instead.
+`--per-review` times the HTTP bench's reviews one at a time instead; `--tail N` times N of
+each of them one by one, with the collector set up as `jobguard serve` sets it (what is loaded
+frozen), and prints p50/p99/p99.9: whether the judgement has a tail of its own.
 """
 
 from __future__ import annotations
@@ -114,6 +116,30 @@ def per_review(settings: Settings) -> dict[str, float]:
     return out
 
 
+def tail(settings: Settings, count: int) -> dict[str, tuple[float, float, float]]:
+    """p50, p99 and p99.9 in microseconds of `count` reviews of each fixed HTTP bench review."""
+    import gc
+
+    from bench.bench_http import reviews
+
+    gc.collect()
+    gc.freeze()  # as `jobguard serve` does once it is loaded
+    out = {}
+    for name, body in reviews().items():
+        if b"__N__" in body or len(body) > 100_000:
+            continue
+        for _ in range(count // 10):  # warm
+            handle_validate(body, settings)
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            handle_validate(body, settings)
+            times.append((time.perf_counter() - started) * 1e6)
+        times.sort()
+        out[name] = (times[count // 2], times[count * 99 // 100], times[count * 999 // 1000])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=2.0)
@@ -122,7 +148,17 @@ def main() -> None:
         action="store_true",
         help="microseconds per review for the HTTP bench's reviews, one at a time",
     )
+    parser.add_argument(
+        "--tail",
+        type=int,
+        metavar="N",
+        help="p50/p99/p99.9 of N reviews of each normal HTTP bench review, one by one",
+    )
     args = parser.parse_args()
+    if args.tail:
+        for name, (p50, p99, p999) in tail(Settings(), args.tail).items():
+            print(f"{name:32} p50 {p50:7.1f}  p99 {p99:7.1f}  p99.9 {p999:7.1f} us")
+        return
     if args.per_review:
         for name, micros in per_review(Settings()).items():
             print(f"{name:32} {micros:10.1f} us")
