@@ -235,7 +235,7 @@ def test_lists_read_in_pieces_read_as_a_whole(
 ) -> None:
     """Long lists are split about 64 KiB at a time; with pieces of a few characters every
     boundary case (a piece ending at a range, before an empty fragment, at a trailing comma)
-    gives what the fragment-by-fragment parser gives, errors worded alike."""
+    gives what reading the list in one piece gives, errors worded alike."""
     with mock.patch.object(intervals, "_PIECE_CHARS", piece_chars):
         parsed = intervals._parse((text, completions))
     try:

@@ -37,6 +37,7 @@ from jobguard.validators import (
     Violation,
     admit,
 )
+from jobguard.validators.errors import MoreErrors
 from jobguard.validators.model import ObjectDecodeError
 from jobguard.validators.pipeline import DECODE_RULE
 
@@ -388,9 +389,10 @@ def bounded(verdict: Verdict) -> Bounded:
     kept: list[Violation] = []
     counts = dict.fromkeys(_ENFORCEMENTS, 0)
     for violation in verdict.violations:
-        if counts[violation.enforcement] < MAX_CAUSES - 1 and violation.error.stands_for == 1:
+        listable = not isinstance(violation.error, MoreErrors)  # counted, never a cause
+        if counts[violation.enforcement] < MAX_CAUSES - 1 and listable:
             kept.append(_shortened(violation))
-        counts[violation.enforcement] += violation.error.stands_for  # MoreErrors: never shown
+        counts[violation.enforcement] += violation.error.stands_for
     if len(kept) == len(verdict.violations) and all(
         k is v for k, v in zip(kept, verdict.violations, strict=True)
     ):
