@@ -318,7 +318,7 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
 # 1 MiB label key is echoed in its error. The first causes and warnings are shown, the last
 # saying how many more there were, and every text is cut, so no answer exceeds about 1 MiB.
 LOW_MEMORY_PARSE_BYTES = 1024 * 1024
-"""Bodies larger than this are read by jsonfallback.loads_large (same values, a third of the
+"""Bodies larger than this are read by jsonfallback.loads_large (same values, less than half the
 memory at 4.8 MiB; as fast on the string-heavy bodies that get this large)."""
 
 MAX_CONTAINERS = 500_000
