@@ -247,14 +247,6 @@ def forbidden_status(kind: str, name: str, denials: list[Violation]) -> Status:
     return _status(kind, name, 403, "Forbidden", message, causes)
 
 
-def bad_object_status(kind: str, name: str, field: str, reason: str) -> Status:
-    """A 400 for an object that cannot be read as its kind (DEC-001), naming the field."""
-    where = f"{field}: " if field else ""
-    message = f'{kind}.batch "{name}" could not be read: {where}{reason}'
-    causes: list[Cause] = [{"reason": "FieldValueInvalid", "message": reason, "field": field}]
-    return _status(kind, name, 400, "BadRequest", message, causes)
-
-
 def unreadable_status(kind: str, name: str, denials: list[Violation]) -> Status:
     """A 400 for an object that cannot be read as its kind (DEC-001): every offending field,
     one cause each, with the API server's wording."""

@@ -126,11 +126,8 @@ class InputError:
     document: int | None = None
 
     def __str__(self) -> str:
-        return (
-            f"{self.file}:{self.line}: {self.message}"
-            if self.line
-            else (f"{self.file}: {self.message}")
-        )
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
 
 
 Finding = DocumentResult | SkippedDocument | InputError
@@ -292,15 +289,8 @@ def kind_problem(data: Any) -> tuple[bool, str]:
     return False, f'no matches for kind "{kind}" in version "{version}"'
 
 
-def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
-    """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
-    if not kind_problem(manifest.data)[0]:
-        return None
-    return _judge(manifest, options)
-
-
 def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
-    """`judge` for a document known to be a batch/v1 Job or CronJob."""
+    """The result for a document known to be a batch/v1 Job or CronJob (see `examine`)."""
     data = manifest.data
     kind = str(data["kind"])
     old = None
