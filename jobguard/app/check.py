@@ -25,6 +25,7 @@ from jobguard.app.manifests import (
     Inputs,
     Manifest,
     ManifestError,
+    display_name,
     read_file,
     read_manifests,
 )
@@ -379,7 +380,7 @@ def examine(
 
 
 def check_file(path: str, options: CheckOptions) -> FileOutcome:
-    outcome = FileOutcome("<stdin>" if path == STDIN else path)
+    outcome = FileOutcome(display_name(path))
     try:
         parsed = read_file(path)
     except ManifestError as exc:
