@@ -50,6 +50,15 @@ _OPERATIONS = {operation.value: operation for operation in Operation}
 # kubectl prints each warning on one line; the Kubernetes docs advise at most 120 characters.
 MAX_WARNING_CHARS = 120
 
+LOW_MEMORY_PARSE_BYTES = 1024 * 1024
+"""Bodies larger than this are read by jsonfallback.loads_large (same values, less than half the
+memory at 4.8 MiB; as fast on the string-heavy bodies that get this large)."""
+
+MAX_CONTAINERS = 500_000
+"""At most this many JSON objects and arrays in a large body: an empty one costs 56-64 bytes
+decoded, so a 7 MiB body of `{},{},...` would take 150 MiB. A Job's whole object, managedFields
+included, has a few thousand."""
+
 Result = Literal["allowed", "denied", "bad_request", "error"]
 """What one webhook call did, for metrics and logs."""
 
@@ -248,14 +257,6 @@ def forbidden_status(kind: str, name: str, denials: list[Violation]) -> Status:
     return _status(kind, name, 403, "Forbidden", message, causes)
 
 
-def bad_object_status(kind: str, name: str, field: str, reason: str) -> Status:
-    """A 400 for an object that cannot be read as its kind (DEC-001), naming the field."""
-    where = f"{field}: " if field else ""
-    message = f'{kind}.batch "{name}" could not be read: {where}{reason}'
-    causes: list[Cause] = [{"reason": "FieldValueInvalid", "message": reason, "field": field}]
-    return _status(kind, name, 400, "BadRequest", message, causes)
-
-
 def unreadable_status(kind: str, name: str, denials: list[Violation]) -> Status:
     """A 400 for an object that cannot be read as its kind (DEC-001): every offending field,
     one cause each, with the API server's wording."""
@@ -317,22 +318,14 @@ def response_for(uid: str, verdict: Verdict) -> ResponsePayload:
 # Bounds on an answer: a body under the size cap can hold 250,000 errors (a UID list), and a
 # 1 MiB label key is echoed in its error. The first causes and warnings are shown, the last
 # saying how many more there were, and every text is cut, so no answer exceeds about 1 MiB.
-LOW_MEMORY_PARSE_BYTES = 1024 * 1024
-"""Bodies larger than this are read by jsonfallback.loads_large (same values, less than half the
-memory at 4.8 MiB; as fast on the string-heavy bodies that get this large)."""
-
-MAX_CONTAINERS = 500_000
-"""At most this many JSON objects and arrays in a large body: an empty one costs 56-64 bytes
-decoded, so a 7 MiB body of `{},{},...` would take 150 MiB. A Job's whole object, managedFields
-included, has a few thousand."""
-
 MAX_CAUSES = 100
-_ENFORCEMENTS = tuple(Enforcement)
-RULE_AND_ENFORCEMENT = attrgetter("error.rule", "enforcement")
-"""(rule ID, enforcement) of a Violation, read in C."""
 MAX_VALUE_CHARS = 256
 MAX_CAUSE_CHARS = 1024
 MAX_MESSAGE_CHARS = 32 * 1024
+
+_ENFORCEMENTS = tuple(Enforcement)
+RULE_AND_ENFORCEMENT = attrgetter("error.rule", "enforcement")
+"""(rule ID, enforcement) of a Violation, read in C."""
 
 
 def _cut(text: str, limit: int) -> str:

@@ -13,7 +13,7 @@ import orjson
 import yaml
 
 from jobguard.app.audit import AuditReport, ObjectResult
-from jobguard.app.report import INFORMATION_URI, SARIF_SCHEMA, sarif_rules
+from jobguard.app.report import SARIF_LEVEL, sarif_log
 from jobguard.validators import RULES_BY_ID, Enforcement, Violation
 
 REPORT_API_VERSION = "wgpolicyk8s.io/v1alpha2"
@@ -23,7 +23,6 @@ CLEAN_RULE = "at-rest"
 """The rule of the one `pass` result a clean object gets (no rule ID fired for it)."""
 RESULT = {Enforcement.DENY: "fail", Enforcement.WARN: "warn", Enforcement.DRYRUN: "warn"}
 SEVERITY = {Enforcement.DENY: "high", Enforcement.WARN: "medium", Enforcement.DRYRUN: "low"}
-_SARIF_LEVEL = {Enforcement.DENY: "error", Enforcement.WARN: "warning", Enforcement.DRYRUN: "note"}
 SCOPES = ("namespace", "object")
 
 
@@ -102,12 +101,11 @@ def junit(report: AuditReport) -> str:
 def sarif(report: AuditReport) -> str:
     rule_ids = sorted({v.error.rule for r in report.results for v in r.violations})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    rules = sarif_rules(rule_ids)
     results = [
         {
             "ruleId": v.error.rule,
             "ruleIndex": index[v.error.rule],
-            "level": _SARIF_LEVEL[v.enforcement],
+            "level": SARIF_LEVEL[v.enforcement],
             "message": {"text": v.error.message()},
             "locations": [
                 {
@@ -124,23 +122,7 @@ def sarif(report: AuditReport) -> str:
         for r in report.results
         for v in r.violations
     ]
-    body = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "jobguard",
-                        "informationUri": INFORMATION_URI,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-            }
-        ],
-    }
-    return orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return sarif_log(rule_ids, results)
 
 
 # --- PolicyReports ------------------------------------------------------------------------------

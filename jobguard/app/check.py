@@ -25,6 +25,7 @@ from jobguard.app.manifests import (
     Inputs,
     Manifest,
     ManifestError,
+    display_name,
     read_file,
     read_manifests,
 )
@@ -126,11 +127,8 @@ class InputError:
     document: int | None = None
 
     def __str__(self) -> str:
-        return (
-            f"{self.file}:{self.line}: {self.message}"
-            if self.line
-            else (f"{self.file}: {self.message}")
-        )
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
 
 
 Finding = DocumentResult | SkippedDocument | InputError
@@ -292,15 +290,8 @@ def kind_problem(data: Any) -> tuple[bool, str]:
     return False, f'no matches for kind "{kind}" in version "{version}"'
 
 
-def judge(manifest: Manifest, options: CheckOptions) -> DocumentResult | None:
-    """The result for one document, or None when it is not a batch/v1 Job or CronJob."""
-    if not kind_problem(manifest.data)[0]:
-        return None
-    return _judge(manifest, options)
-
-
 def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
-    """`judge` for a document known to be a batch/v1 Job or CronJob."""
+    """The result for a document known to be a batch/v1 Job or CronJob (see `examine`)."""
     data = manifest.data
     kind = str(data["kind"])
     old = None
@@ -389,7 +380,7 @@ def examine(
 
 
 def check_file(path: str, options: CheckOptions) -> FileOutcome:
-    outcome = FileOutcome("<stdin>" if path == STDIN else path)
+    outcome = FileOutcome(display_name(path))
     try:
         parsed = read_file(path)
     except ManifestError as exc:

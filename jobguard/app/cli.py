@@ -294,12 +294,12 @@ EXIT_CODES = {
 }
 
 
-def _command(sub: Any, name: str, help_text: str, codes: str | None = None) -> Any:
+def _command(sub: Any, name: str, help_text: str) -> Any:
     parser = sub.add_parser(
         name.split()[-1],
         help=help_text,
         description=help_text,
-        epilog=EXIT_CODES[codes or name],
+        epilog=EXIT_CODES[name],
         formatter_class=_HelpFormatter,
     )
     parser.set_defaults(parser=parser)

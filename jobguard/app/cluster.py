@@ -56,7 +56,6 @@ class Resource:
 JOBS = Resource("batch", "v1", "jobs", "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 POLICY_REPORTS = Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport")
-BY_KIND = {JOBS.kind: JOBS, CRONJOBS.kind: CRONJOBS}
 
 
 class ClusterError(Exception):

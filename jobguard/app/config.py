@@ -373,18 +373,19 @@ def load_config(path: str | None = None) -> FileConfig:
     return parse_config(text, path)
 
 
+def subjects_config(s: Subjects) -> dict[str, list[str]]:
+    """Subjects as the configuration file writes them (`SubjectsConfig`)."""
+    return {
+        "users": list(s.users),
+        "groups": list(s.groups),
+        "serviceAccounts": list(s.service_accounts),
+    }
+
+
 def effective_config(settings: Settings) -> dict[str, Any]:
     """What a Settings enforces, as data: version, exemptions (the built-in ones apart), suspend
     policies and every rule with its enablement, enforcement and parameters."""
     exemptions = settings.policies.exemptions
-
-    def subjects(s: Subjects) -> dict[str, list[str]]:
-        return {
-            "users": list(s.users),
-            "groups": list(s.groups),
-            "serviceAccounts": list(s.service_accounts),
-        }
-
     policies = []
     for policy in settings.policies.policies:
         match: dict[str, Any] = {}
@@ -397,7 +398,7 @@ def effective_config(settings: Settings) -> dict[str, Any]:
                 "name": policy.name,
                 "match": match,
                 "forceSuspendOnCreate": policy.force_suspend_on_create,
-                "controllers": subjects(policy.controllers),
+                "controllers": subjects_config(policy.controllers),
                 "usersMaySuspend": policy.users_may_suspend,
             }
         )
@@ -414,8 +415,8 @@ def effective_config(settings: Settings) -> dict[str, Any]:
         "kubernetesVersion": settings.semantics.version,
         "exemptions": {
             "namespaces": list(exemptions.namespaces),
-            **subjects(exemptions.subjects),
-            "builtIn": subjects(exemptions.built_in),
+            **subjects_config(exemptions.subjects),
+            "builtIn": subjects_config(exemptions.built_in),
         },
         "suspendPolicies": policies,
         "rules": rules,

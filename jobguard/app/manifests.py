@@ -276,8 +276,13 @@ def _read_stdin() -> bytes:
     return buffer.read() if buffer is not None else sys.stdin.read().encode()
 
 
+def display_name(path: str) -> str:
+    """How reports name an input: `<stdin>` for `-`, else the path."""
+    return "<stdin>" if path == STDIN else path
+
+
 def read_text(path: str) -> str:
-    display = "<stdin>" if path == STDIN else path
+    display = display_name(path)
     try:
         raw = _read_stdin() if path == STDIN else Path(path).read_bytes()
         # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them
@@ -649,12 +654,10 @@ class _BlockLines:
 
 def read_manifests(path: str) -> list[Manifest]:
     """Parse one file (or stdin); ManifestError names the file and line."""
-    display = "<stdin>" if path == STDIN else path
-    return parse(read_text(path), display)
+    return parse(read_text(path), display_name(path))
 
 
 def read_file(path: str) -> Parsed:
     """Parse one file (or stdin): its objects, the documents that cannot be parsed and the
     templates; ManifestError only when the file cannot be read at all."""
-    display = "<stdin>" if path == STDIN else path
-    return parse_all(read_text(path), display, templates=is_chart_template(path))
+    return parse_all(read_text(path), display_name(path), templates=is_chart_template(path))

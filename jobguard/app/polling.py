@@ -81,3 +81,30 @@ class FilePoller:
         while True:
             await asyncio.sleep(self.interval)
             self.check()
+
+
+class Polled:
+    """An owner of a `FilePoller` (the configuration, the certificate): its counts and checks,
+    read as the owner's own."""
+
+    poller: FilePoller
+
+    @property
+    def reloads(self) -> int:
+        return self.poller.reloads
+
+    @property
+    def failures(self) -> int:
+        return self.poller.failures
+
+    @property
+    def last_error(self) -> str | None:
+        return self.poller.last_error
+
+    def check(self, force: bool = False) -> bool:
+        """Reload if a file changed (or `force`); True when the new version was taken."""
+        return self.poller.check(force)
+
+    async def run(self) -> None:
+        """Poll until cancelled."""
+        await self.poller.run()

@@ -14,13 +14,13 @@ import signal
 from collections.abc import Callable
 
 from jobguard.app.config import ConfigError, load_config, log_fields
-from jobguard.app.polling import FilePoller
+from jobguard.app.polling import FilePoller, Polled
 from jobguard.validators import Settings
 
 log = logging.getLogger("jobguard.config")
 
 
-class ConfigReloader:
+class ConfigReloader(Polled):
     def __init__(
         self,
         path: str,
@@ -38,18 +38,6 @@ class ConfigReloader:
             [path], self._reload, (ConfigError,), interval, "new configuration", log, observer
         )
 
-    @property
-    def reloads(self) -> int:
-        return self.poller.reloads
-
-    @property
-    def failures(self) -> int:
-        return self.poller.failures
-
-    @property
-    def last_error(self) -> str | None:
-        return self.poller.last_error
-
     def _reload(self) -> None:
         settings = load_config(self.path).to_settings(self.cluster_version)
         self.apply(settings)
@@ -59,17 +47,13 @@ class ConfigReloader:
             extra={"fields": log_fields(settings, self.path)},
         )
 
-    def check(self, force: bool = False) -> bool:
-        """Reload if the file changed (or `force`); True when new settings were applied."""
-        return self.poller.check(force)
-
     async def run(self) -> None:
         """Poll until cancelled; SIGHUP forces a reload when the loop can take signals."""
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGHUP, lambda: self.check(force=True))
         try:
-            await self.poller.run()
+            await super().run()
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signal.SIGHUP)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jobguard/jobguard"
-_SARIF_LEVEL = {"deny": "error", "warn": "warning", "dryrun": "note"}
+SARIF_LEVEL = {"deny": "error", "warn": "warning", "dryrun": "note"}
 
 
 def _scalar(value: Any) -> bool:
@@ -294,7 +294,6 @@ def sarif(report: CheckReport) -> str:
     mutation (note)."""
     rule_ids = sorted({v.rule for r in report.results for v in r.violations})
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    rules = sarif_rules(rule_ids)
     results = []
     notifications = [
         _notification("error", e.message, e.file, e.line, "input-error") for e in report.problems
@@ -305,7 +304,7 @@ def sarif(report: CheckReport) -> str:
                 {
                     "ruleId": v.rule,
                     "ruleIndex": index[v.rule],
-                    "level": _SARIF_LEVEL[v.enforcement],
+                    "level": SARIF_LEVEL[v.enforcement],
                     "message": {"text": f"{v.field}: {violation_message(v)}"},
                     "locations": [_location(r.file, v.line, v.column)],
                 }
@@ -317,28 +316,33 @@ def sarif(report: CheckReport) -> str:
         _notification("note", f"{_subject(s)}{s.reason}: skipped", s.file, s.line, "skipped")
         for s in report.skipped_documents
     ]
-    body = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "jobguard",
-                        "informationUri": INFORMATION_URI,
-                        "rules": rules,
-                    }
-                },
-                "invocations": [
-                    {
-                        "executionSuccessful": not report.problems,
-                        "toolExecutionNotifications": notifications,
-                    }
-                ],
-                "results": results,
-            }
-        ],
+    invocation = {
+        "executionSuccessful": not report.problems,
+        "toolExecutionNotifications": notifications,
     }
+    return sarif_log(rule_ids, results, [invocation])
+
+
+def sarif_log(
+    rule_ids: list[str],
+    results: list[dict[str, Any]],
+    invocations: list[dict[str, Any]] | None = None,
+) -> str:
+    """A SARIF 2.1.0 log of one jobguard run (shared by check and audit): `rule_ids` in the
+    order `ruleIndex` counts them."""
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "jobguard",
+                "informationUri": INFORMATION_URI,
+                "rules": sarif_rules(rule_ids),
+            }
+        }
+    }
+    if invocations is not None:
+        run["invocations"] = invocations
+    run["results"] = results
+    body = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 

@@ -1,9 +1,9 @@
 """The serving certificate, reloaded when its files change.
 
-The files are polled like a mounted Secret must be (`app.polling`). A new pair is loaded into a fresh context: a mismatched key, garbage, or a certificate
-that is expired or not yet valid is rejected, logged and counted, and the old pair keeps
-serving. A good context replaces the current one, so new handshakes get the new certificate
-while open connections finish.
+The files are polled like a mounted Secret must be (`app.polling`). A new pair is loaded into
+a fresh context: a mismatched key, garbage, or a certificate that is expired or not yet valid is
+rejected, logged and counted, and the old pair keeps serving. A good context replaces the
+current one, so new handshakes get the new certificate while open connections finish.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from jobguard.app.polling import FilePoller
+from jobguard.app.polling import FilePoller, Polled
 
 log = logging.getLogger("jobguard.tls")
 
@@ -26,7 +26,7 @@ class CertificateError(ValueError):
     """A certificate/key pair that cannot serve."""
 
 
-class TLSManager:
+class TLSManager(Polled):
     def __init__(
         self,
         cert_file: str,
@@ -112,20 +112,5 @@ class TLSManager:
         if self.observer is not None:
             self.observer(ok, self.not_after if ok else None)
 
-    @property
-    def reloads(self) -> int:
-        return self.poller.reloads
-
-    @property
-    def failures(self) -> int:
-        return self.poller.failures
-
-    def check(self, force: bool = False) -> bool:
-        """Reload if the files changed; True when a new pair is serving."""
-        return self.poller.check(force)
-
     def valid_now(self) -> bool:
         return self.not_after > datetime.now(UTC)
-
-    async def run(self) -> None:
-        await self.poller.run()

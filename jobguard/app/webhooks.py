@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from jobguard.app.config import subjects_config
 from jobguard.validators import BUILT_IN_EXEMPTIONS, RULES, Enforcement, RuleInfo, Settings
 
 
@@ -161,11 +162,7 @@ CHART_RULES_HEADER = (
 def render_chart_rules() -> str:
     """The chart's copy of the catalogue and the built-in exemptions (JSON lines are YAML)."""
     lines = [CHART_RULES_HEADER, "builtInExemptions:"]
-    built_in = {
-        "users": list(BUILT_IN_EXEMPTIONS.users),
-        "groups": list(BUILT_IN_EXEMPTIONS.groups),
-        "serviceAccounts": list(BUILT_IN_EXEMPTIONS.service_accounts),
-    }
+    built_in = subjects_config(BUILT_IN_EXEMPTIONS)
     lines += [f"  {key}: {json.dumps(value)}" for key, value in built_in.items()]
     lines.append("rules:")
     for rule in RULES:
