@@ -12,8 +12,9 @@ Objects:
 
 Judging through the library (`jobguard.validators.evaluate`):
 - `settings()`/`enable()` build Settings; `create()`, `update()` and `status_update()` judge.
-- `causes()` and `messages()` read a Verdict; `clean()` says it was judged, allowed and no rule
-  fired at any enforcement (warn and dryrun included).
+- `causes()`, `detailed_causes()` (with the message bodies) and `messages()` read a Verdict;
+  `clean()` says it was judged, allowed and no rule fired at any enforcement (warn and dryrun
+  included).
 """
 
 from __future__ import annotations
@@ -198,6 +199,14 @@ def causes(verdict: Verdict) -> list[tuple[str, str, str]]:
     """(rule, field path, cause reason) of every unique violation, in order."""
     assert verdict.decode_error is None, verdict.decode_error
     return [(v.error.rule, v.error.path, v.error.type.reason) for v in verdict.unique()]
+
+
+def detailed_causes(verdict: Verdict) -> list[tuple[str, str, str, str]]:
+    """(rule, field path, cause reason, message body) of every unique violation, in order."""
+    assert verdict.decode_error is None, verdict.decode_error
+    return [
+        (v.error.rule, v.error.path, v.error.type.reason, v.error.body()) for v in verdict.unique()
+    ]
 
 
 def messages(verdict: Verdict) -> list[str]:
