@@ -6,6 +6,7 @@ Objects:
 - `manifest()`: a Job as a person writes it (no uid, selector, generated labels or defaults).
 - `cronjob()`: a CronJob as the API server stores it (no Job defaults on its jobTemplate).
 - AdmissionReview bodies: `tests.reviews.review()`; a server on loopback: `tests.servers`.
+- `jobguard` run in-process: `tests.commands.run()`, its manifest files `write_manifests()`.
 - Files under tests/data: `tests.cases` (the replayable cases of cases.yaml, `read_object()`,
   `read_update()`, `read_review()`), `tests.corpus` (the real-world manifests); the
   index-interval grammar rows: `tests.grammar`.

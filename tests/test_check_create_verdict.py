@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from jobguard.app.cli import main
+from tests.commands import run
 
 EXAMPLES = {
     "uppercase-name.yaml": (
@@ -104,11 +104,6 @@ spec:
 }
 
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(args)
-    return code, capsys.readouterr().out
-
-
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_each_example_fails_the_check_with_its_rule(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -116,7 +111,7 @@ def test_each_example_fails_the_check_with_its_rule(
     text, expected = EXAMPLES[name]
     path = tmp_path / name
     path.write_text(text)
-    code, out = run(["check", "--output", "json", str(path)], capsys)
+    code, out, _ = run(["check", "--output", "json", str(path)], capsys)
     assert code == 1
     (result,) = orjson.loads(out)["results"]
     assert [(v["rule"], v["field"]) for v in result["violations"]] == expected
@@ -126,7 +121,7 @@ def test_each_example_fails_the_check_with_its_rule(
 def test_all_examples_at_once_in_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name, (text, _) in EXAMPLES.items():
         (tmp_path / name).write_text(text)
-    code, out = run(["check", str(tmp_path)], capsys)
+    code, out, _ = run(["check", str(tmp_path)], capsys)
     assert code == 1
     assert (
         f'{tmp_path / "mars.yaml"}:7:3: deny: CS-002 spec.timeZone: Invalid value: "Mars/Olympus": '
@@ -156,7 +151,7 @@ spec:
       containers: [{name: main, image: busybox}]
 """
     )
-    code, out = run(["check", "--output", "json", str(path)], capsys)
+    code, out, _ = run(["check", "--output", "json", str(path)], capsys)
     assert code == 1
     (violation,) = orjson.loads(out)["results"][0]["violations"]
     assert violation == {
@@ -178,7 +173,9 @@ def test_rules_can_be_rolled_out_as_warnings(
     text, _ = EXAMPLES["sometimes.yaml"]
     manifest = tmp_path / "cron.yaml"
     manifest.write_text(text.replace("kind: CronJob", "kind: CronJob\nextra: 1"))
-    code, out = run(["check", "--config", str(config), "--output", "json", str(manifest)], capsys)
+    code, out, _ = run(
+        ["check", "--config", str(config), "--output", "json", str(manifest)], capsys
+    )
     assert code == 0
     violations: list[dict[str, Any]] = orjson.loads(out)["results"][0]["violations"]
     assert [(v["rule"], v["field"], v["enforcement"]) for v in violations] == [
@@ -195,6 +192,6 @@ def test_old_documents_stand_in_for_stored_objects_and_are_not_schema_checked(
     old.write_text(valid.replace("spec:\n  schedule", "spec:\n  legacyField: 1\n  schedule", 1))
     new = tmp_path / "new.yaml"
     new.write_text(valid)
-    code, out = run(["check", "--old", str(old), "--output", "json", str(new)], capsys)
+    code, out, _ = run(["check", "--old", str(old), "--output", "json", str(new)], capsys)
     assert code == 0
     assert orjson.loads(out)["results"][0]["violations"] == []

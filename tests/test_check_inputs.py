@@ -19,12 +19,13 @@ import xmlschema
 import yaml
 
 from jobguard.app.admission import handle_validate
-from jobguard.app.cli import main
 from jobguard.app.config import ConfigError, parse_config
 from jobguard.app.manifests import collect, excluded_by
 from jobguard.validators.errors import immutable
 from tests.builders import START, job, with_status
+from tests.commands import run, write_manifests
 from tests.reviews import review
+from tests.test_check import POLICY
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -40,12 +41,6 @@ spec:
       restartPolicy: Never
       containers: [{name: main, image: busybox}]
 """
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def check_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
@@ -293,11 +288,6 @@ def test_text_marks_each_line_with_its_enforcement(
 # --- 4. actionable output -------------------------------------------------------------------------
 
 
-def _dump(path: Path, *docs: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
-
-
 def test_template_changes_are_named_in_check_but_not_in_the_webhook(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -306,7 +296,10 @@ def test_template_changes_are_named_in_check_but_not_in_the_webhook(
     new = copy.deepcopy(old)
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:1.37"
     new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
-    old_file, new_file = _dump(tmp_path / "old.yaml", old), _dump(tmp_path / "new.yaml", new)
+    old_file, new_file = (
+        write_manifests(tmp_path / "old.yaml", old),
+        write_manifests(tmp_path / "new.yaml", new),
+    )
     code, body = check_json(["--old", str(old_file), str(new_file)], capsys)
     assert code == 1
     (violation,) = body["results"][0]["violations"]
@@ -346,20 +339,14 @@ def test_immutable_fields_say_old_and_new(
     old = job(name="i", completionMode="NonIndexed", completions=2, parallelism=2)
     new = job(name="i", completionMode="NonIndexed", completions=3, parallelism=2)
     new["spec"]["selector"]["matchLabels"]["extra"] = "x"
-    old_file, new_file = _dump(tmp_path / "old.yaml", old), _dump(tmp_path / "new.yaml", new)
+    old_file, new_file = (
+        write_manifests(tmp_path / "old.yaml", old),
+        write_manifests(tmp_path / "new.yaml", new),
+    )
     _, body = check_json(["--old", str(old_file), str(new_file)], capsys)
     changes = {v["rule"]: v.get("changes") for v in body["results"][0]["violations"]}
     assert changes["IM-001"] == [{"field": "spec.selector.matchLabels.extra", "new": "x"}]
     assert changes["IM-002"] == [{"field": "spec.completions", "old": 2, "new": 3}]
-
-
-POLICY = """
-suspendPolicies:
-  - name: queued
-    match: {labelSelector: {matchLabels: {kueue.x-k8s.io/queue-name: q}}}
-    forceSuspendOnCreate: true
-    controllers: {serviceAccounts: ["kueue-system:kueue"]}
-"""
 
 
 def test_a_policys_mutation_is_shown_in_every_format(

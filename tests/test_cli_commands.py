@@ -16,16 +16,10 @@ import yaml
 
 from jobguard.app.cli import EXIT_CODES, build_parser, main
 from jobguard.app.config import digest, load_config, parse_config
+from tests.commands import run
 from tests.corpus import DATA
 
 KUEUE = DATA / "config" / "kueue.yaml"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_config_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
