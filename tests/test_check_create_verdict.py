@@ -11,94 +11,59 @@ import pytest
 
 from tests.commands import run
 
+
+def job_yaml(name: str, containers: str = "[{name: main, image: busybox}]") -> str:
+    """A Job manifest that differs from a valid one only in its name or containers."""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: {containers}
+"""
+
+
+def cronjob_yaml(name: str, *spec: str) -> str:
+    """A CronJob manifest whose spec begins with the `spec` lines, the first on line 6."""
+    lines = "".join(f"  {line}\n" for line in spec)
+    return f"""
+apiVersion: batch/v1
+kind: CronJob
+metadata: {{name: {name}}}
+spec:
+{lines}  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{{name: main, image: busybox}}]
+"""
+
+
+# Each example breaks one rule the API server enforces on create.
 EXAMPLES = {
-    "uppercase-name.yaml": (
-        """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: Train-Model}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: busybox}]
-""",
-        [("OM-001", "metadata.name")],
-    ),
+    "uppercase-name.yaml": (job_yaml("Train-Model"), [("OM-001", "metadata.name")]),
     "no-containers.yaml": (
-        """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: empty}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: []
-""",
+        job_yaml("empty", containers="[]"),
         [("POD-001", "spec.template.spec.containers")],
     ),
     "no-image.yaml": (
-        """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: imageless}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main}]
-""",
+        job_yaml("imageless", containers="[{name: main}]"),
         [("POD-003", "spec.template.spec.containers[0].image")],
     ),
     "every-day.yaml": (
-        """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly}
-spec:
-  schedule: every day
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: main, image: busybox}]
-""",
+        cronjob_yaml("nightly", "schedule: every day"),
         [("CS-001", "spec.schedule")],
     ),
     "mars.yaml": (
-        """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: olympus}
-spec:
-  schedule: "0 3 * * *"
-  timeZone: Mars/Olympus
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: main, image: busybox}]
-""",
+        cronjob_yaml("olympus", 'schedule: "0 3 * * *"', "timeZone: Mars/Olympus"),
         [("CS-002", "spec.timeZone")],
     ),
     "sometimes.yaml": (
-        """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: sometimes}
-spec:
-  schedule: "@hourly"
-  concurrencyPolicy: Sometimes
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: main, image: busybox}]
-""",
+        cronjob_yaml("sometimes", 'schedule: "@hourly"', "concurrencyPolicy: Sometimes"),
         [("CS-003", "spec.concurrencyPolicy")],
     ),
 }
