@@ -9,6 +9,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,29 +44,43 @@ spec:
 """
 
 
+def valid_json(out: str) -> dict[str, Any]:
+    """The JSON report, checked against its schema."""
+    body: dict[str, Any] = json.loads(out)
+    jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
+    return body
+
+
+def valid_sarif(out: str) -> dict[str, Any]:
+    """The SARIF log, checked against the subset of SARIF 2.1.0 it uses."""
+    body: dict[str, Any] = json.loads(out)
+    schema = json.loads((SCHEMAS / "sarif-2.1.0-subset.schema.json").read_text())
+    jsonschema.validate(body, schema, format_checker=jsonschema.FormatChecker())
+    return body
+
+
+def valid_junit(out: str) -> Any:
+    """The JUnit XML report, checked against junit.xsd, as a dict."""
+    schema = xmlschema.XMLSchema(str(SCHEMAS / "junit.xsd"))
+    xml = out.split("\n", 1)[1]  # without the XML declaration
+    schema.validate(xml)
+    return schema.to_dict(xml)
+
+
 def check_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     code, out, _ = run(["check", "--output", "json", *args], capsys)
-    body = json.loads(out)
-    jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
-    return code, body
+    return code, valid_json(out)
 
 
 def sarif_run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     code, out, _ = run(["check", "--output", "sarif", *args], capsys)
-    body = json.loads(out)
-    schema = json.loads((SCHEMAS / "sarif-2.1.0-subset.schema.json").read_text())
-    jsonschema.validate(body, schema, format_checker=jsonschema.FormatChecker())
-    run_: dict[str, Any] = body["runs"][0]
+    run_: dict[str, Any] = valid_sarif(out)["runs"][0]
     return code, run_
 
 
 def junit_suite(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     _, out, _ = run(["check", "--output", "junit", *args], capsys)
-    schema = xmlschema.XMLSchema(str(SCHEMAS / "junit.xsd"))
-    xml = out.split("\n", 1)[1]
-    schema.validate(xml)
-    tree: Any = schema.to_dict(xml)
-    suite: dict[str, Any] = tree["testsuite"][0]
+    suite: dict[str, Any] = valid_junit(out)["testsuite"][0]
     return suite
 
 
@@ -543,11 +558,17 @@ def test_odd_inputs_never_crash_any_format(
         (tmp_path / name).write_bytes(content)
     code, out, err = run(["check", "--output", output, str(tmp_path)], capsys)
     assert code == 2 and "Traceback" not in err
+    # Every machine-readable report stays valid against its schema.
+    readers: dict[str, Callable[[str], Any]] = {
+        "text": str,
+        "json": valid_json,
+        "sarif": valid_sarif,
+        "junit": valid_junit,
+    }
+    report = readers[output](out)
     if output == "json":
-        body = json.loads(out)
-        jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
-        assert [(Path(e["file"]).name, e["line"]) for e in body["errors"]] == [
+        assert [(Path(e["file"]).name, e["line"]) for e in report["errors"]] == [
             ("binary.yaml", 0),
             ("items.yaml", 3),
         ]
-        assert body["summary"]["files"] == len(ODD_INPUTS)
+        assert report["summary"]["files"] == len(ODD_INPUTS)
