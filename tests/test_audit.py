@@ -31,10 +31,10 @@ from jobguard.app.main import create_app
 from jobguard.validators import Settings
 from tests.apiserver import StandIn, serving
 from tests.builders import LATER, START, cond, cronjob, job, with_status
-from tests.corpus import DATA
+from tests.corpus import DATA, KUEUE_SETUP
 from tests.test_policy import queued_job
 
-KUEUE = str(DATA / "config" / "kueue.yaml")
+KUEUE = str(KUEUE_SETUP)
 SCHEMAS = Path(__file__).parent / "schemas"
 BYPASSED_MESSAGE = (
     "Forbidden: a job matched by policy 'queued' is not suspended and never was (no Suspended "

@@ -20,7 +20,7 @@ from jobguard.app.main import create_app
 from jobguard.validators import Verdict
 from tests.cases import Case, Finding, admit_case, load_cases, read_review, settings_for
 from tests.commands import run
-from tests.corpus import DATA
+from tests.corpus import DATA, KUEUE_SETUP
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = load_cases()
@@ -140,4 +140,4 @@ def test_readme_command(
 def test_readme_kueue_setup_is_the_kueue_configuration() -> None:
     readme = (ROOT / "README.md").read_text()
     block = readme.split("A complete Kueue set-up:\n\n```yaml\n", 1)[1].split("```", 1)[0]
-    assert yaml.safe_load(block) == yaml.safe_load((DATA / "config" / "kueue.yaml").read_text())
+    assert yaml.safe_load(block) == yaml.safe_load(KUEUE_SETUP.read_text())

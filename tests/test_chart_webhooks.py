@@ -21,11 +21,11 @@ from jobguard.app.webhooks import (
     render_chart_rules,
 )
 from jobguard.validators import SUPPORTED_VERSIONS, Requester
-from tests.corpus import DATA
+from tests.corpus import KUEUE_SETUP
 from tests.test_chart import CHART, KUBERNETES, NAMESPACE, render
 from tests.vap_eval import evaluate
 
-KUEUE = (DATA / "config" / "kueue.yaml").read_text()
+KUEUE = KUEUE_SETUP.read_text()
 CONFIGS = {
     "defaults": "",
     "kueue": KUEUE,

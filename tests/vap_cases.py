@@ -21,7 +21,7 @@ from jobguard.validators import Operation, Request, Requester, Settings, Stage, 
 from jobguard.validators.vap import VALIDATION_ACTIONS, VapExport, export_vap
 from tests.builders import LATER, START, cond, job, with_status
 from tests.cases import read_review
-from tests.corpus import DATA
+from tests.corpus import DATA, KUEUE_SETUP
 from tests.test_policy import (
     DIRECTIVES,
     KUEUE,
@@ -64,7 +64,7 @@ class PolicyCase:
     call: Call
 
 
-KUEUE_TEXT = (DATA / "config" / "kueue.yaml").read_text()
+KUEUE_TEXT = KUEUE_SETUP.read_text()
 USERS_MAY_SUSPEND = config_text()
 ALL_NAMESPACES = config_text(
     all_namespaces=True,
