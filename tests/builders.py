@@ -6,14 +6,16 @@ Objects:
 - `manifest()`: a Job as a person writes it (no uid, selector, generated labels or defaults).
 - `cronjob()`: a CronJob as the API server stores it (no Job defaults on its jobTemplate).
 - AdmissionReview bodies: `tests.reviews.review()`; a server on loopback: `tests.servers`.
+- `jobguard` run in-process: `tests.commands.run()`, its manifest files `write_manifests()`.
 - Files under tests/data: `tests.cases` (the replayable cases of cases.yaml, `read_object()`,
   `read_update()`, `read_review()`), `tests.corpus` (the real-world manifests); the
   index-interval grammar rows: `tests.grammar`.
 
 Judging through the library (`jobguard.validators.evaluate`):
 - `settings()`/`enable()` build Settings; `create()`, `update()` and `status_update()` judge.
-- `causes()` and `messages()` read a Verdict; `clean()` says it was judged, allowed and no rule
-  fired at any enforcement (warn and dryrun included).
+- `causes()`, `detailed_causes()` (with the message bodies) and `messages()` read a Verdict;
+  `clean()` says it was judged, allowed and no rule fired at any enforcement (warn and dryrun
+  included).
 """
 
 from __future__ import annotations
@@ -198,6 +200,14 @@ def causes(verdict: Verdict) -> list[tuple[str, str, str]]:
     """(rule, field path, cause reason) of every unique violation, in order."""
     assert verdict.decode_error is None, verdict.decode_error
     return [(v.error.rule, v.error.path, v.error.type.reason) for v in verdict.unique()]
+
+
+def detailed_causes(verdict: Verdict) -> list[tuple[str, str, str, str]]:
+    """(rule, field path, cause reason, message body) of every unique violation, in order."""
+    assert verdict.decode_error is None, verdict.decode_error
+    return [
+        (v.error.rule, v.error.path, v.error.type.reason, v.error.body()) for v in verdict.unique()
+    ]
 
 
 def messages(verdict: Verdict) -> list[str]:

@@ -1,4 +1,5 @@
-"""The test data under tests/data: the vendored real-world manifests and the replayable cases.
+"""The test data under tests/data: the vendored real-world manifests, the replayable cases and
+the Kueue configuration.
 
 Nothing here reads outside the repository; a missing or empty corpus is an error, never a skip.
 """
@@ -9,6 +10,8 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 REALWORLD = DATA / "realworld"
+KUEUE_SETUP = DATA / "config" / "kueue.yaml"
+"""The Kueue set-up of README.md ("Suspend policies"), the configuration most tests judge under."""
 
 
 def realworld_files() -> list[Path]:

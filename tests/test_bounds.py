@@ -293,7 +293,8 @@ def test_large_bodies_that_are_not_json_raise_value_error(body: bytes) -> None:
 def test_a_large_body_of_empty_containers_is_refused_before_reading() -> None:
     obj = job()
     plain = orjson.dumps(review(obj))
-    brackets = plain.count(b"{") + plain.count(b"[") + 1 + MAX_CONTAINERS + 1  # the list and its
+    # The review's own brackets, then the filler list's and its MAX_CONTAINERS + 1 objects'.
+    brackets = plain.count(b"{") + plain.count(b"[") + 1 + MAX_CONTAINERS + 1
     obj["spec"]["x-filler"] = [{}] * (MAX_CONTAINERS + 1)
     body = orjson.dumps(review(obj))
     assert len(body) > LOW_MEMORY_PARSE_BYTES

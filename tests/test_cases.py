@@ -15,12 +15,12 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from jobguard.app.cli import main
 from jobguard.app.config import load_config
 from jobguard.app.main import create_app
 from jobguard.validators import Verdict
 from tests.cases import Case, Finding, admit_case, load_cases, read_review, settings_for
-from tests.corpus import DATA
+from tests.commands import run
+from tests.corpus import DATA, KUEUE_SETUP
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = load_cases()
@@ -32,13 +32,6 @@ def findings(verdict: Verdict) -> list[Finding]:
     if verdict.decode_error is not None:
         return [("DEC-001", verdict.decode_error.field, "deny")]
     return [(v.error.rule, v.error.path, v.enforcement.value) for v in verdict.unique()]
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(args)
-    out, _ = capsys.readouterr()
-    return code, out
 
 
 @functools.cache
@@ -77,7 +70,7 @@ def test_case_through_the_library(case: Case) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.command == "check"], ids=lambda c: c.id)
 def test_case_through_check(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run([*case.args()[:1], "--output", "json", *case.args()[1:]], capsys)
+    code, out, _ = run([*case.args()[:1], "--output", "json", *case.args()[1:]], capsys)
     assert code == case.exit
     report = json.loads(out)
     assert report["summary"]["checked"] == 1
@@ -88,7 +81,7 @@ def test_case_through_check(case: Case, capsys: pytest.CaptureFixture[str]) -> N
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.command == "review"], ids=lambda c: c.id)
 def test_case_through_review(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = run(case.args(), capsys)
+    code, out, _ = run(case.args(), capsys)
     assert code == case.exit
     answer = json.loads(out)
     body = read_review(case.file)
@@ -139,7 +132,7 @@ def test_readme_command(
     assert exit_code == case.exit
     assert rule in [r for r, _, _ in case.violations]
     monkeypatch.chdir(ROOT)
-    code, out = run(args, capsys)
+    code, out, _ = run(args, capsys)
     assert code == exit_code
     assert rule in out
 
@@ -147,4 +140,4 @@ def test_readme_command(
 def test_readme_kueue_setup_is_the_kueue_configuration() -> None:
     readme = (ROOT / "README.md").read_text()
     block = readme.split("A complete Kueue set-up:\n\n```yaml\n", 1)[1].split("```", 1)[0]
-    assert yaml.safe_load(block) == yaml.safe_load((DATA / "config" / "kueue.yaml").read_text())
+    assert yaml.safe_load(block) == yaml.safe_load(KUEUE_SETUP.read_text())

@@ -17,9 +17,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from jobguard.app.config import parse_config
-from tests.corpus import DATA
+from tests.corpus import KUEUE_SETUP
 
-KUEUE_CONFIG: dict[str, Any] = yaml.safe_load((DATA / "config" / "kueue.yaml").read_text())
+KUEUE_CONFIG: dict[str, Any] = yaml.safe_load(KUEUE_SETUP.read_text())
 CHART = Path(__file__).resolve().parents[1] / "charts" / "jobguard"
 NAMESPACE = "jobguard-system"
 KUBERNETES = "1.35.0"

@@ -21,11 +21,11 @@ from jobguard.app.webhooks import (
     render_chart_rules,
 )
 from jobguard.validators import SUPPORTED_VERSIONS, Requester
-from tests.corpus import DATA
+from tests.corpus import KUEUE_SETUP
 from tests.test_chart import CHART, KUBERNETES, NAMESPACE, render
 from tests.vap_eval import evaluate
 
-KUEUE = (DATA / "config" / "kueue.yaml").read_text()
+KUEUE = KUEUE_SETUP.read_text()
 CONFIGS = {
     "defaults": "",
     "kueue": KUEUE,
@@ -147,12 +147,16 @@ def test_match_conditions_skip_exactly_the_exempt_requests(built_in: bool) -> No
     hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
     conditions = [c["expression"] for c in hook["matchConditions"]]
     settings = parse_config(yaml.safe_dump({"exemptions": exemptions})).to_settings()
+    outcomes = set()
     for user, groups, namespace in REQUESTERS:
         request = {"userInfo": {"username": user, "groups": list(groups)}, "namespace": namespace}
         # Evaluated by cel-cpp, as the exported ValidatingAdmissionPolicies are (tests/vap_eval.py).
         sent = all(evaluate(c, {"request": request}) is True for c in conditions)
         exempt = settings.policies.exemptions.exempt(namespace, Requester(user, groups))
         assert sent is not exempt, (user, groups, namespace)
+        outcomes.add(sent)
+    # On both sides, or conditions that send everything (or nothing) would pass as well.
+    assert outcomes == {True, False}
 
 
 # --- render-time checks ---------------------------------------------------------------------------

@@ -15,9 +15,9 @@ import xmlschema
 import yaml
 from fastapi.testclient import TestClient
 
-from jobguard.app.cli import main
 from jobguard.app.main import create_app
 from tests.builders import job
+from tests.commands import run, write_manifests
 from tests.corpus import DATA
 from tests.reviews import review
 
@@ -26,12 +26,6 @@ SCHEMAS = Path(__file__).parent / "schemas"
 # Several documents (a Job, a ConfigMap, a List of a Job and a CronJob) with anchors and a merge
 # key; the tests below name its lines and columns (counted from 1).
 ANCHORED = DATA / "check" / "anchored.yaml"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -293,11 +287,6 @@ def test_every_wrong_type_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[
 # --- --old pairing: UPDATE semantics ----------------------------------------------------------
 
 
-def _dump(path: Path, *docs: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
-
-
 def test_old_pairs_by_kind_namespace_and_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -306,8 +295,8 @@ def test_old_pairs_by_kind_namespace_and_name(
     new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
     other = job(name="b")
     other["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
-    old_file = _dump(tmp_path / "old.yaml", old)
-    new_file = _dump(tmp_path / "new.yaml", new, other)
+    old_file = write_manifests(tmp_path / "old.yaml", old)
+    new_file = write_manifests(tmp_path / "new.yaml", new, other)
     code, out, _ = run(["check", "--output", "json", "--old", str(old_file), str(new_file)], capsys)
     body = json.loads(out)
     assert code == 1
@@ -319,8 +308,8 @@ def test_old_pairs_by_kind_namespace_and_name(
     suspended_old = job(name="a", suspend=True)
     suspended_new = job(name="a", suspend=True)
     suspended_new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
-    _dump(old_file, suspended_old)
-    _dump(new_file, suspended_new)
+    write_manifests(old_file, suspended_old)
+    write_manifests(new_file, suspended_new)
     assert run(["check", "--old", str(old_file), str(new_file)], capsys)[0] == 0
 
 
@@ -329,7 +318,10 @@ def test_status_subresource(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     old["status"] = {"succeeded": 2, "startTime": "2026-01-01T00:00:00Z"}
     new = job()
     new["status"] = {"succeeded": 1, "startTime": "2026-01-01T00:00:00Z"}
-    old_file, new_file = _dump(tmp_path / "o.yaml", old), _dump(tmp_path / "n.yaml", new)
+    old_file, new_file = (
+        write_manifests(tmp_path / "o.yaml", old),
+        write_manifests(tmp_path / "n.yaml", new),
+    )
     code, out, _ = run(
         [
             "check",
@@ -377,11 +369,11 @@ def test_policies_judge_as_the_given_user(
     queued = job(name="q")
     queued["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "q"}
     # CREATE: the cluster's mutating webhook would suspend it, so it is not a violation.
-    new_file = _dump(tmp_path / "new.yaml", queued)
+    new_file = write_manifests(tmp_path / "new.yaml", queued)
     assert run(["check", "--config", str(config), str(new_file)], capsys)[0] == 0
     stored = job(name="q", suspend=True)
     stored["metadata"]["labels"] = queued["metadata"]["labels"]
-    old_file = _dump(tmp_path / "old.yaml", stored)
+    old_file = write_manifests(tmp_path / "old.yaml", stored)
     code, out, _ = run(
         ["check", "--config", str(config), "--old", str(old_file), str(new_file)], capsys
     )
@@ -423,9 +415,9 @@ def test_check_review_and_validate_agree(
     new: dict[str, Any],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    args = ["check", "--output", "json", _dump(tmp_path / "new.yaml", new).as_posix()]
+    args = ["check", "--output", "json", write_manifests(tmp_path / "new.yaml", new).as_posix()]
     if old is not None:
-        args[1:1] = ["--old", _dump(tmp_path / "old.yaml", old).as_posix()]
+        args[1:1] = ["--old", write_manifests(tmp_path / "old.yaml", old).as_posix()]
     _, out, _ = run(args, capsys)
     from_check = [(v["rule"], v["field"]) for v in json.loads(out)["results"][0]["violations"]]
 

@@ -9,104 +9,64 @@ from typing import Any
 import orjson
 import pytest
 
-from jobguard.app.cli import main
+from tests.commands import run
 
+
+def job_yaml(name: str, containers: str = "[{name: main, image: busybox}]") -> str:
+    """A Job manifest that differs from a valid one only in its name or containers."""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: {containers}
+"""
+
+
+def cronjob_yaml(name: str, *spec: str) -> str:
+    """A CronJob manifest whose spec begins with the `spec` lines, the first on line 6."""
+    lines = "".join(f"  {line}\n" for line in spec)
+    return f"""
+apiVersion: batch/v1
+kind: CronJob
+metadata: {{name: {name}}}
+spec:
+{lines}  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{{name: main, image: busybox}}]
+"""
+
+
+# Each example breaks one rule the API server enforces on create.
 EXAMPLES = {
-    "uppercase-name.yaml": (
-        """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: Train-Model}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: busybox}]
-""",
-        [("OM-001", "metadata.name")],
-    ),
+    "uppercase-name.yaml": (job_yaml("Train-Model"), [("OM-001", "metadata.name")]),
     "no-containers.yaml": (
-        """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: empty}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: []
-""",
+        job_yaml("empty", containers="[]"),
         [("POD-001", "spec.template.spec.containers")],
     ),
     "no-image.yaml": (
-        """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: imageless}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main}]
-""",
+        job_yaml("imageless", containers="[{name: main}]"),
         [("POD-003", "spec.template.spec.containers[0].image")],
     ),
     "every-day.yaml": (
-        """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly}
-spec:
-  schedule: every day
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: main, image: busybox}]
-""",
+        cronjob_yaml("nightly", "schedule: every day"),
         [("CS-001", "spec.schedule")],
     ),
     "mars.yaml": (
-        """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: olympus}
-spec:
-  schedule: "0 3 * * *"
-  timeZone: Mars/Olympus
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: main, image: busybox}]
-""",
+        cronjob_yaml("olympus", 'schedule: "0 3 * * *"', "timeZone: Mars/Olympus"),
         [("CS-002", "spec.timeZone")],
     ),
     "sometimes.yaml": (
-        """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: sometimes}
-spec:
-  schedule: "@hourly"
-  concurrencyPolicy: Sometimes
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: main, image: busybox}]
-""",
+        cronjob_yaml("sometimes", 'schedule: "@hourly"', "concurrencyPolicy: Sometimes"),
         [("CS-003", "spec.concurrencyPolicy")],
     ),
 }
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(args)
-    return code, capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
@@ -116,7 +76,7 @@ def test_each_example_fails_the_check_with_its_rule(
     text, expected = EXAMPLES[name]
     path = tmp_path / name
     path.write_text(text)
-    code, out = run(["check", "--output", "json", str(path)], capsys)
+    code, out, _ = run(["check", "--output", "json", str(path)], capsys)
     assert code == 1
     (result,) = orjson.loads(out)["results"]
     assert [(v["rule"], v["field"]) for v in result["violations"]] == expected
@@ -126,7 +86,7 @@ def test_each_example_fails_the_check_with_its_rule(
 def test_all_examples_at_once_in_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name, (text, _) in EXAMPLES.items():
         (tmp_path / name).write_text(text)
-    code, out = run(["check", str(tmp_path)], capsys)
+    code, out, _ = run(["check", str(tmp_path)], capsys)
     assert code == 1
     assert (
         f'{tmp_path / "mars.yaml"}:7:3: deny: CS-002 spec.timeZone: Invalid value: "Mars/Olympus": '
@@ -156,7 +116,7 @@ spec:
       containers: [{name: main, image: busybox}]
 """
     )
-    code, out = run(["check", "--output", "json", str(path)], capsys)
+    code, out, _ = run(["check", "--output", "json", str(path)], capsys)
     assert code == 1
     (violation,) = orjson.loads(out)["results"][0]["violations"]
     assert violation == {
@@ -178,7 +138,9 @@ def test_rules_can_be_rolled_out_as_warnings(
     text, _ = EXAMPLES["sometimes.yaml"]
     manifest = tmp_path / "cron.yaml"
     manifest.write_text(text.replace("kind: CronJob", "kind: CronJob\nextra: 1"))
-    code, out = run(["check", "--config", str(config), "--output", "json", str(manifest)], capsys)
+    code, out, _ = run(
+        ["check", "--config", str(config), "--output", "json", str(manifest)], capsys
+    )
     assert code == 0
     violations: list[dict[str, Any]] = orjson.loads(out)["results"][0]["violations"]
     assert [(v["rule"], v["field"], v["enforcement"]) for v in violations] == [
@@ -195,6 +157,6 @@ def test_old_documents_stand_in_for_stored_objects_and_are_not_schema_checked(
     old.write_text(valid.replace("spec:\n  schedule", "spec:\n  legacyField: 1\n  schedule", 1))
     new = tmp_path / "new.yaml"
     new.write_text(valid)
-    code, out = run(["check", "--old", str(old), "--output", "json", str(new)], capsys)
+    code, out, _ = run(["check", "--old", str(old), "--output", "json", str(new)], capsys)
     assert code == 0
     assert orjson.loads(out)["results"][0]["violations"] == []

@@ -9,6 +9,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,13 @@ import xmlschema
 import yaml
 
 from jobguard.app.admission import handle_validate
-from jobguard.app.cli import main
 from jobguard.app.config import ConfigError, parse_config
 from jobguard.app.manifests import collect, excluded_by
 from jobguard.validators.errors import immutable
 from tests.builders import START, job, with_status
+from tests.commands import run, write_manifests
 from tests.reviews import review
+from tests.test_check import POLICY
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -42,35 +44,43 @@ spec:
 """
 
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
+def valid_json(out: str) -> dict[str, Any]:
+    """The JSON report, checked against its schema."""
+    body: dict[str, Any] = json.loads(out)
+    jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
+    return body
+
+
+def valid_sarif(out: str) -> dict[str, Any]:
+    """The SARIF log, checked against the subset of SARIF 2.1.0 it uses."""
+    body: dict[str, Any] = json.loads(out)
+    schema = json.loads((SCHEMAS / "sarif-2.1.0-subset.schema.json").read_text())
+    jsonschema.validate(body, schema, format_checker=jsonschema.FormatChecker())
+    return body
+
+
+def valid_junit(out: str) -> Any:
+    """The JUnit XML report, checked against junit.xsd, as a dict."""
+    schema = xmlschema.XMLSchema(str(SCHEMAS / "junit.xsd"))
+    xml = out.split("\n", 1)[1]  # without the XML declaration
+    schema.validate(xml)
+    return schema.to_dict(xml)
 
 
 def check_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     code, out, _ = run(["check", "--output", "json", *args], capsys)
-    body = json.loads(out)
-    jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
-    return code, body
+    return code, valid_json(out)
 
 
 def sarif_run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
     code, out, _ = run(["check", "--output", "sarif", *args], capsys)
-    body = json.loads(out)
-    schema = json.loads((SCHEMAS / "sarif-2.1.0-subset.schema.json").read_text())
-    jsonschema.validate(body, schema, format_checker=jsonschema.FormatChecker())
-    run_: dict[str, Any] = body["runs"][0]
+    run_: dict[str, Any] = valid_sarif(out)["runs"][0]
     return code, run_
 
 
 def junit_suite(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     _, out, _ = run(["check", "--output", "junit", *args], capsys)
-    schema = xmlschema.XMLSchema(str(SCHEMAS / "junit.xsd"))
-    xml = out.split("\n", 1)[1]
-    schema.validate(xml)
-    tree: Any = schema.to_dict(xml)
-    suite: dict[str, Any] = tree["testsuite"][0]
+    suite: dict[str, Any] = valid_junit(out)["testsuite"][0]
     return suite
 
 
@@ -293,11 +303,6 @@ def test_text_marks_each_line_with_its_enforcement(
 # --- 4. actionable output -------------------------------------------------------------------------
 
 
-def _dump(path: Path, *docs: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump_all(docs))
-    return path
-
-
 def test_template_changes_are_named_in_check_but_not_in_the_webhook(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -306,7 +311,10 @@ def test_template_changes_are_named_in_check_but_not_in_the_webhook(
     new = copy.deepcopy(old)
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:1.37"
     new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
-    old_file, new_file = _dump(tmp_path / "old.yaml", old), _dump(tmp_path / "new.yaml", new)
+    old_file, new_file = (
+        write_manifests(tmp_path / "old.yaml", old),
+        write_manifests(tmp_path / "new.yaml", new),
+    )
     code, body = check_json(["--old", str(old_file), str(new_file)], capsys)
     assert code == 1
     (violation,) = body["results"][0]["violations"]
@@ -346,20 +354,14 @@ def test_immutable_fields_say_old_and_new(
     old = job(name="i", completionMode="NonIndexed", completions=2, parallelism=2)
     new = job(name="i", completionMode="NonIndexed", completions=3, parallelism=2)
     new["spec"]["selector"]["matchLabels"]["extra"] = "x"
-    old_file, new_file = _dump(tmp_path / "old.yaml", old), _dump(tmp_path / "new.yaml", new)
+    old_file, new_file = (
+        write_manifests(tmp_path / "old.yaml", old),
+        write_manifests(tmp_path / "new.yaml", new),
+    )
     _, body = check_json(["--old", str(old_file), str(new_file)], capsys)
     changes = {v["rule"]: v.get("changes") for v in body["results"][0]["violations"]}
     assert changes["IM-001"] == [{"field": "spec.selector.matchLabels.extra", "new": "x"}]
     assert changes["IM-002"] == [{"field": "spec.completions", "old": 2, "new": 3}]
-
-
-POLICY = """
-suspendPolicies:
-  - name: queued
-    match: {labelSelector: {matchLabels: {kueue.x-k8s.io/queue-name: q}}}
-    forceSuspendOnCreate: true
-    controllers: {serviceAccounts: ["kueue-system:kueue"]}
-"""
 
 
 def test_a_policys_mutation_is_shown_in_every_format(
@@ -556,11 +558,17 @@ def test_odd_inputs_never_crash_any_format(
         (tmp_path / name).write_bytes(content)
     code, out, err = run(["check", "--output", output, str(tmp_path)], capsys)
     assert code == 2 and "Traceback" not in err
+    # Every machine-readable report stays valid against its schema.
+    readers: dict[str, Callable[[str], Any]] = {
+        "text": str,
+        "json": valid_json,
+        "sarif": valid_sarif,
+        "junit": valid_junit,
+    }
+    report = readers[output](out)
     if output == "json":
-        body = json.loads(out)
-        jsonschema.validate(body, json.loads((SCHEMAS / "check-json.schema.json").read_text()))
-        assert [(Path(e["file"]).name, e["line"]) for e in body["errors"]] == [
+        assert [(Path(e["file"]).name, e["line"]) for e in report["errors"]] == [
             ("binary.yaml", 0),
             ("items.yaml", 3),
         ]
-        assert body["summary"]["files"] == len(ODD_INPUTS)
+        assert report["summary"]["files"] == len(ODD_INPUTS)

@@ -16,22 +16,14 @@ import yaml
 
 from jobguard.app.cli import EXIT_CODES, build_parser, main
 from jobguard.app.config import digest, load_config, parse_config
-from tests.corpus import DATA
-
-KUEUE = DATA / "config" / "kueue.yaml"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.commands import run
+from tests.corpus import KUEUE_SETUP
 
 
 def test_config_validate_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["config", "validate", str(KUEUE)], capsys)
+    code, out, err = run(["config", "validate", str(KUEUE_SETUP)], capsys)
     assert (code, err) == (0, "")
-    assert out == f"{KUEUE}: valid ({digest(load_config(str(KUEUE)).to_settings())})\n"
+    assert out == f"{KUEUE_SETUP}: valid ({digest(load_config(str(KUEUE_SETUP)).to_settings())})\n"
 
 
 def test_config_validate_reports_every_problem_of_every_file(
@@ -41,9 +33,9 @@ def test_config_validate_reports_every_problem_of_every_file(
     bad.write_text("kubernetesVersion: 1.36\nrules:\n  XX-001: {enabled: true}\n")
     worse = tmp_path / "worse.yaml"
     worse.write_text("rules: [\n")
-    code, out, err = run(["config", "validate", str(KUEUE), str(bad), str(worse)], capsys)
+    code, out, err = run(["config", "validate", str(KUEUE_SETUP), str(bad), str(worse)], capsys)
     assert code == 2
-    assert out.startswith(f"{KUEUE}: valid (sha256:")
+    assert out.startswith(f"{KUEUE_SETUP}: valid (sha256:")
     lines = err.splitlines()
     assert [line.split(": ")[0] for line in lines] == [f"{bad}:1", f"{bad}:3", f"{worse}:2"]
     assert 'quote it, as in kubernetesVersion: "1.35"' in lines[0]

@@ -130,5 +130,8 @@ def test_kueue_chart_values_hold_the_kueue_configuration() -> None:
 
 
 def test_example_files_are_valid() -> None:
-    for path in sorted((EXAMPLES / "config").glob("*.yaml")):
+    paths = sorted((EXAMPLES / "config").glob("*.yaml"))
+    # At least the README's two: an empty glob would pass over every file unchecked.
+    assert {path.name for path in paths} >= {"kueue.yaml", "reference.yaml"}
+    for path in paths:
         load_config(str(path))

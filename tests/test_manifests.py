@@ -177,8 +177,11 @@ def test_fast_reader_agrees_with_yaml_1_1_on_any_mix(
     text = "\n".join(lines) + "\n"
     try:
         expected = _load_slow(text)
-    except (yaml.YAMLError, ValueError):
-        return  # not YAML PyYAML reads (e.g. `=` unquoted): nothing to compare
+    except (yaml.YAMLError, ValueError) as refused:
+        # Not YAML PyYAML reads (e.g. `=` unquoted): the fast reader refuses it alike.
+        with pytest.raises(type(refused)):
+            _load(text)
+        return
     assert repr(_load(text)) == repr(expected)
 
 

@@ -23,7 +23,7 @@ from jobguard.app.main import create_app
 from jobguard.validators import Operation, Request, Requester, Settings, Verdict, evaluate
 from tests.builders import START, causes, clean, cronjob, job, with_status
 from tests.cases import read_review
-from tests.corpus import DATA
+from tests.corpus import KUEUE_SETUP
 from tests.reviews import review
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -52,7 +52,7 @@ SUS_002_TEXT = (
 
 def config_data() -> dict[str, Any]:
     """The Kueue set-up of README.md, as tests/data/config/kueue.yaml holds it."""
-    data: dict[str, Any] = yaml.safe_load((DATA / "config" / "kueue.yaml").read_text())
+    data: dict[str, Any] = yaml.safe_load(KUEUE_SETUP.read_text())
     return data
 
 

@@ -17,10 +17,10 @@ from jobguard.app.config import parse_config
 from jobguard.app.main import create_app
 from tests.builders import generated_labels
 from tests.cases import read_object
-from tests.corpus import DATA
+from tests.corpus import KUEUE_SETUP
 from tests.reviews import review
 
-CONFIG = (DATA / "config" / "kueue.yaml").read_text()
+CONFIG = KUEUE_SETUP.read_text()
 USER = "alice@example.com"
 KUEUE = "system:serviceaccount:kueue-system:kueue-controller-manager"
 JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"

@@ -8,16 +8,9 @@ from typing import Any
 import pytest
 
 from jobguard.validators import Verdict
-from tests.builders import create, update
+from tests.builders import create, detailed_causes, update
 
 TZ_REFUSED = "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
-
-
-def found(verdict: Verdict) -> list[tuple[str, str, str, str]]:
-    assert verdict.decode_error is None, verdict.decode_error
-    return [
-        (v.error.rule, v.error.path, v.error.type.reason, v.error.body()) for v in verdict.unique()
-    ]
 
 
 def cronjob(**spec: Any) -> dict[str, Any]:
@@ -103,23 +96,23 @@ def test_schedules_the_api_server_accepts(schedule: str) -> None:
 )
 def test_schedules_the_api_server_refuses_in_its_words(schedule: str, detail: str) -> None:
     quoted = schedule.replace('"', '\\"')
-    assert found(cj(cronjob(schedule=schedule))) == [
+    assert detailed_causes(cj(cronjob(schedule=schedule))) == [
         ("CS-001", "spec.schedule", "FieldValueInvalid", f'Invalid value: "{quoted}": {detail}')
     ]
 
 
 def test_a_missing_schedule_is_required() -> None:
-    assert found(cj(cronjob(schedule=None))) == [
+    assert detailed_causes(cj(cronjob(schedule=None))) == [
         ("CS-001", "spec.schedule", "FieldValueRequired", "Required value")
     ]
-    assert found(cj(cronjob(schedule=""))) == [
+    assert detailed_causes(cj(cronjob(schedule=""))) == [
         ("CS-001", "spec.schedule", "FieldValueRequired", "Required value")
     ]
 
 
 def test_time_zones_in_the_schedule_are_refused() -> None:
     schedule = "TZ=Europe/Berlin 0 3 * * *"
-    assert found(cj(cronjob(schedule=schedule))) == [
+    assert detailed_causes(cj(cronjob(schedule=schedule))) == [
         (
             "CS-001",
             "spec.schedule",
@@ -129,7 +122,7 @@ def test_time_zones_in_the_schedule_are_refused() -> None:
     ]
     schedule = "CRON_TZ=Mars/Olympus 0 3 * * *"
     bad = "provided bad location Mars/Olympus: unknown time zone Mars/Olympus"
-    assert [body for *_, body in found(cj(cronjob(schedule=schedule)))] == [
+    assert [body for *_, body in detailed_causes(cj(cronjob(schedule=schedule)))] == [
         f'Invalid value: "{schedule}": {bad}',
         f'Invalid value: "{schedule}": {TZ_REFUSED}',
     ]
@@ -137,7 +130,7 @@ def test_time_zones_in_the_schedule_are_refused() -> None:
 
 def test_a_tz_prefix_without_a_space_is_the_recovered_panic() -> None:
     detail = "invalid schedule format: runtime error: slice bounds out of range [:-1]"
-    assert [body for *_, body in found(cj(cronjob(schedule="TZ=UTC")))] == [
+    assert [body for *_, body in detailed_causes(cj(cronjob(schedule="TZ=UTC")))] == [
         f'Invalid value: "TZ=UTC": {detail}',
         f'Invalid value: "TZ=UTC": {TZ_REFUSED}',
     ]
@@ -147,7 +140,7 @@ def test_a_stored_tz_schedule_may_stay_but_not_beside_time_zone() -> None:
     old = cronjob(schedule="TZ=UTC 0 3 * * *")
     assert update(copy.deepcopy(old), old, kind="CronJob").violations == []
     new = cronjob(schedule="TZ=UTC 0 4 * * *", timeZone="UTC")
-    assert found(update(new, old, kind="CronJob")) == [
+    assert detailed_causes(update(new, old, kind="CronJob")) == [
         (
             "CS-001",
             "spec.schedule",
@@ -190,7 +183,7 @@ def test_known_time_zones(zone: str) -> None:
     ],
 )
 def test_unknown_time_zones_in_upstreams_words(zone: str, details: list[str]) -> None:
-    assert found(cj(cronjob(timeZone=zone))) == [
+    assert detailed_causes(cj(cronjob(timeZone=zone))) == [
         ("CS-002", "spec.timeZone", "FieldValueInvalid", f'Invalid value: "{zone}": {d}')
         for d in details
     ]
@@ -200,14 +193,17 @@ def test_an_unchanged_time_zone_is_not_judged_again_on_update() -> None:
     old = cronjob(timeZone="Mars/Olympus")
     assert update(copy.deepcopy(old), old, kind="CronJob").violations == []
     assert [
-        rule for rule, *_ in found(update(cronjob(timeZone="Mars/Phobos"), old, kind="CronJob"))
+        rule
+        for rule, *_ in detailed_causes(
+            update(cronjob(timeZone="Mars/Phobos"), old, kind="CronJob")
+        )
     ] == ["CS-002"]
 
 
 def test_concurrency_policy_values() -> None:
     for policy in ("Allow", "Forbid", "Replace", "", None):
         assert cj(cronjob(concurrencyPolicy=policy)).violations == []
-    assert found(cj(cronjob(concurrencyPolicy="Sometimes"))) == [
+    assert detailed_causes(cj(cronjob(concurrencyPolicy="Sometimes"))) == [
         (
             "CS-003",
             "spec.concurrencyPolicy",
@@ -226,7 +222,7 @@ def test_deadline_and_history_limits_are_non_negative_in_upstream_order() -> Non
         timeZone="Mars/Olympus",
         schedule="every day",
     )
-    assert [(rule, path) for rule, path, *_ in found(cj(obj))] == [
+    assert [(rule, path) for rule, path, *_ in detailed_causes(cj(obj))] == [
         ("CS-001", "spec.schedule"),
         ("CS-004", "spec.startingDeadlineSeconds"),
         ("CS-002", "spec.timeZone"),
@@ -234,7 +230,7 @@ def test_deadline_and_history_limits_are_non_negative_in_upstream_order() -> Non
         ("CS-004", "spec.successfulJobsHistoryLimit"),
         ("CS-004", "spec.failedJobsHistoryLimit"),
     ]
-    assert found(cj(cronjob(startingDeadlineSeconds=-1)))[0][3] == (
+    assert detailed_causes(cj(cronjob(startingDeadlineSeconds=-1)))[0][3] == (
         "Invalid value: -1: must be greater than or equal to 0"
     )
     assert cj(cronjob(startingDeadlineSeconds=0, successfulJobsHistoryLimit=0)).violations == []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jobguard.validators import Operation, Request, Verdict, evaluate
-from tests.builders import create, job, settings, update
+from jobguard.validators import Operation, Request, evaluate
+from tests.builders import create, detailed_causes, job, settings, update
 
 SUBDOMAIN = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
@@ -18,14 +18,6 @@ LABEL = (
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
-
-
-def found(verdict: Verdict) -> list[tuple[str, str, str, str]]:
-    """(rule, path, reason, body) of every unique violation, in order."""
-    assert verdict.decode_error is None, verdict.decode_error
-    return [
-        (v.error.rule, v.error.path, v.error.type.reason, v.error.body()) for v in verdict.unique()
-    ]
 
 
 def manifest(**metadata: Any) -> dict[str, Any]:
@@ -58,7 +50,7 @@ def cronjob(name: str = "nightly", **metadata: Any) -> dict[str, Any]:
 
 
 def test_the_issue_example_uppercase_name_is_refused() -> None:
-    assert found(create(manifest(name="Pi"))) == [
+    assert detailed_causes(create(manifest(name="Pi"))) == [
         ("OM-001", "metadata.name", "FieldValueInvalid", f'Invalid value: "Pi": {SUBDOMAIN}')
     ]
 
@@ -72,7 +64,7 @@ def test_valid_names_and_prepared_objects_pass() -> None:
 def test_a_missing_name_is_required() -> None:
     obj = manifest()
     del obj["metadata"]["name"]
-    assert found(create(obj))[0] == (
+    assert detailed_causes(create(obj))[0] == (
         "OM-001",
         "metadata.name",
         "FieldValueRequired",
@@ -85,7 +77,7 @@ def test_generate_name_may_end_in_a_dash_and_is_judged_with_its_generated_name()
     del obj["metadata"]["name"]
     assert create(obj).violations == []
     obj["metadata"]["generateName"] = "Pi-"
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         (
             "OM-001",
             "metadata.generateName",
@@ -105,11 +97,11 @@ def test_a_long_generate_name_is_cut_to_58_characters_as_the_server_cuts_it() ->
 
 def test_namespace_is_a_dns_label_the_objects_or_the_requests() -> None:
     body = f'Invalid value: "Team_A": {LABEL}'
-    assert found(create(manifest(namespace="Team_A"))) == [
+    assert detailed_causes(create(manifest(namespace="Team_A"))) == [
         ("OM-003", "metadata.namespace", "FieldValueInvalid", body)
     ]
     request = Request("Job", Operation.CREATE, manifest(), namespace="Team_A")
-    assert found(evaluate(request, settings())) == [
+    assert detailed_causes(evaluate(request, settings())) == [
         ("OM-003", "metadata.namespace", "FieldValueInvalid", body)
     ]
     assert create(manifest(namespace="team-a")).violations == []
@@ -123,7 +115,7 @@ def test_names_are_not_judged_again_on_update() -> None:
 
 def test_cronjob_names_have_at_most_52_characters_on_create_only() -> None:
     long = cronjob("a" * 53)
-    assert found(create(long, kind="CronJob")) == [
+    assert detailed_causes(create(long, kind="CronJob")) == [
         (
             "OM-002",
             "metadata.name",
@@ -136,7 +128,7 @@ def test_cronjob_names_have_at_most_52_characters_on_create_only() -> None:
 
 def test_cronjob_metadata_checks_in_upstream_order() -> None:
     obj = cronjob("Nightly-" + "x" * 50, namespace="Team", labels={"a/b/c": "x"})
-    assert [(rule, path) for rule, path, _, _ in found(create(obj, kind="CronJob"))] == [
+    assert [(rule, path) for rule, path, _, _ in detailed_causes(create(obj, kind="CronJob"))] == [
         ("OM-001", "metadata.name"),
         ("OM-003", "metadata.namespace"),
         ("IM-008", "metadata.labels"),
@@ -148,7 +140,7 @@ def test_cronjob_update_keeps_metadata_immutable() -> None:
     old = cronjob(uid="c0ffee00-0000-4000-8000-000000000001")
     new = copy.deepcopy(old)
     new["metadata"]["uid"] = "c0ffee00-0000-4000-8000-000000000002"
-    assert found(update(new, old, kind="CronJob")) == [
+    assert detailed_causes(update(new, old, kind="CronJob")) == [
         (
             "IM-008",
             "metadata.uid",
@@ -164,5 +156,7 @@ def test_a_job_name_too_long_for_its_generated_label_is_refused_on_the_template(
     name = "j" * 64
     verdict = create(manifest(name=name))
     body = f'Invalid value: "{name}": must be no more than 63 characters'
-    assert found(verdict) == [("IM-008", "spec.template.labels", "FieldValueInvalid", body)]
+    assert detailed_causes(verdict) == [
+        ("IM-008", "spec.template.labels", "FieldValueInvalid", body)
+    ]
     assert [v.error.path for v in verdict.violations] == ["spec.template.labels"] * 2

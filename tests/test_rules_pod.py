@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from jobguard.validators import Verdict
-from tests.builders import create, job, settings, update
+from tests.builders import create, detailed_causes, job, settings, update
 
 C0 = "spec.template.spec.containers[0]"
 DNS_LABEL = (
@@ -19,13 +18,6 @@ DNS_LABEL = (
 QUANTITY_FORMAT = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
-
-
-def found(verdict: Verdict) -> list[tuple[str, str, str, str]]:
-    assert verdict.decode_error is None, verdict.decode_error
-    return [
-        (v.error.rule, v.error.path, v.error.type.reason, v.error.body()) for v in verdict.unique()
-    ]
 
 
 def pod(**spec: Any) -> dict[str, Any]:
@@ -48,11 +40,11 @@ def container(**fields: Any) -> dict[str, Any]:
 
 
 def test_the_issue_examples_no_containers_and_no_image() -> None:
-    assert found(create(pod(containers=[]))) == [
+    assert detailed_causes(create(pod(containers=[]))) == [
         ("POD-001", "spec.template.spec.containers", "FieldValueRequired", "Required value")
     ]
     obj = pod(containers=[{"name": "main"}])
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         ("POD-003", f"{C0}.image", "FieldValueRequired", "Required value")
     ]
 
@@ -60,7 +52,7 @@ def test_the_issue_examples_no_containers_and_no_image() -> None:
 def test_a_missing_containers_list_is_required_too() -> None:
     obj = pod()
     del obj["spec"]["template"]["spec"]["containers"]
-    assert [rule for rule, *_ in found(create(obj))] == ["POD-001"]
+    assert [rule for rule, *_ in detailed_causes(create(obj))] == ["POD-001"]
 
 
 def test_container_names_are_labels_unique_across_init_containers() -> None:
@@ -68,7 +60,7 @@ def test_container_names_are_labels_unique_across_init_containers() -> None:
         containers=[{"name": "Main", "image": "a"}, {"name": "b", "image": "a"}, {"image": "a"}],
         initContainers=[{"name": "b", "image": "a"}, {"name": "init", "image": "a"}],
     )
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         ("POD-002", f"{C0}.name", "FieldValueInvalid", f'Invalid value: "Main": {DNS_LABEL}'),
         (
             "POD-002",
@@ -88,7 +80,7 @@ def test_container_names_are_labels_unique_across_init_containers() -> None:
 def test_image_pull_policy_values_and_the_defaulted_empty_one() -> None:
     for policy in ("Always", "IfNotPresent", "Never", "", None):
         assert create(container(imagePullPolicy=policy)).violations == []
-    assert found(create(container(imagePullPolicy="Sometimes"))) == [
+    assert detailed_causes(create(container(imagePullPolicy="Sometimes"))) == [
         (
             "POD-004",
             f"{C0}.imagePullPolicy",
@@ -106,7 +98,7 @@ def test_ports() -> None:
         {"containerPort": 9090, "protocol": "HTTP", "hostPort": 0},
         {"containerPort": 53, "protocol": "UDP", "hostPort": 53},
     ]
-    assert found(create(container(ports=ports))) == [
+    assert detailed_causes(create(container(ports=ports))) == [
         ("POD-005", f"{C0}.ports[1].name", "FieldValueDuplicate", 'Duplicate value: "http"'),
         (
             "POD-005",
@@ -157,7 +149,7 @@ def test_host_ports_are_unique_per_protocol_and_ip() -> None:
             },
         ]
     )
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         (
             "POD-005",
             "spec.template.spec.containers[1].ports[0].hostPort",
@@ -169,7 +161,7 @@ def test_host_ports_are_unique_per_protocol_and_ip() -> None:
 
 def test_env_names_follow_the_relaxed_rule() -> None:
     env = [{"name": "my.env-name"}, {"name": "1STARTS_WITH_DIGIT"}, {"name": "A=B"}, {"value": "x"}]
-    assert found(create(container(env=env))) == [
+    assert detailed_causes(create(container(env=env))) == [
         (
             "POD-006",
             f"{C0}.env[2].name",
@@ -196,7 +188,7 @@ def test_volumes_and_mounts() -> None:
             }
         ],
     )
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         (
             "POD-007",
             "spec.template.spec.volumes[1].name",
@@ -246,7 +238,7 @@ def test_requests_may_not_exceed_limits_in_canonical_form() -> None:
     obj = resources(
         requests={"cpu": "1.5", "memory": "2Gi"}, limits={"cpu": "1", "memory": "1.5Gi"}
     )
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         (
             "POD-010",
             f"{C0}.resources.requests",
@@ -264,7 +256,7 @@ def test_requests_may_not_exceed_limits_in_canonical_form() -> None:
 
 def test_extended_resources_need_equal_integer_limits() -> None:
     gpu = "nvidia.com/gpu"
-    assert found(create(resources(requests={gpu: "1"}))) == [
+    assert detailed_causes(create(resources(requests={gpu: "1"}))) == [
         (
             "POD-010",
             f"{C0}.resources.limits",
@@ -272,7 +264,7 @@ def test_extended_resources_need_equal_integer_limits() -> None:
             "Required value: Limit must be set for non overcommitable resources",
         )
     ]
-    assert found(create(resources(requests={gpu: "1"}, limits={gpu: "2"}))) == [
+    assert detailed_causes(create(resources(requests={gpu: "1"}, limits={gpu: "2"}))) == [
         (
             "POD-010",
             f"{C0}.resources.requests",
@@ -280,7 +272,7 @@ def test_extended_resources_need_equal_integer_limits() -> None:
             'Invalid value: "1": must be equal to nvidia.com/gpu limit of 2',
         )
     ]
-    assert found(create(resources(limits={gpu: "0.5"}))) == [
+    assert detailed_causes(create(resources(limits={gpu: "0.5"}))) == [
         (
             "POD-009",
             f"{C0}.resources.limits[{gpu}]",
@@ -292,7 +284,7 @@ def test_extended_resources_need_equal_integer_limits() -> None:
 
 def test_resource_names_and_values() -> None:
     obj = resources(limits={"cpus": "1", "memory": "-1Gi", "example.com/Bad_": "1"})
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         (
             "POD-009",
             f"{C0}.resources.limits[cpus]",
@@ -351,7 +343,7 @@ SUFFIX = "unable to parse quantity's suffix"
 )
 def test_unparsable_quantities_are_reported_on_create(value: str, detail: str) -> None:
     obj = resources(requests={"cpu": value})
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         (
             "POD-009",
             f"{C0}.resources.requests[cpu]",
@@ -364,7 +356,7 @@ def test_unparsable_quantities_are_reported_on_create(value: str, detail: str) -
 def test_hugepages() -> None:
     obj = resources(limits={"hugepages-2Mi": "3Mi"}, requests={"hugepages-2Mi": "3Mi"})
     multiple = 'Invalid value: "3Mi": 3Mi is not positive integer multiple of hugepages-2Mi'
-    assert found(create(obj)) == [
+    assert detailed_causes(create(obj)) == [
         ("POD-009", f"{C0}.resources.limits[hugepages-2Mi]", "FieldValueInvalid", multiple),
         ("POD-009", f"{C0}.resources.requests[hugepages-2Mi]", "FieldValueInvalid", multiple),
         (
@@ -387,7 +379,7 @@ def test_a_cronjob_template_is_judged_at_its_path() -> None:
         },
     }
     path = "spec.jobTemplate.spec.template.spec.containers[0].image"
-    assert found(create(obj, kind="CronJob")) == [
+    assert detailed_causes(create(obj, kind="CronJob")) == [
         ("POD-003", path, "FieldValueRequired", "Required value")
     ]
 
@@ -421,6 +413,6 @@ def test_update_reports_pod_errors_twice_as_upstream_and_leaves_unparsable_quant
 def test_booleans_do_not_share_a_judgement_with_numbers() -> None:
     # True == 1 in Python: a cached verdict for one must not answer for the other.
     exceeding = resources(requests={"cpu": 2}, limits={"cpu": 1})
-    assert [rule for rule, *_ in found(create(exceeding))] == ["POD-010"]
+    assert [rule for rule, *_ in detailed_causes(create(exceeding))] == ["POD-010"]
     assert create(resources(requests={"cpu": 2}, limits={"cpu": True})).violations == []
-    assert [rule for rule, *_ in found(create(exceeding))] == ["POD-010"]
+    assert [rule for rule, *_ in detailed_causes(create(exceeding))] == ["POD-010"]

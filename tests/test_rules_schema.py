@@ -14,7 +14,7 @@ import pytest
 
 from jobguard.validators import Operation, Request, Verdict, evaluate
 from jobguard.validators.rules.schema import check_schema, compiled
-from tests.builders import job, settings
+from tests.builders import detailed_causes, job, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 C0 = "spec.template.spec.containers[0]"
@@ -29,13 +29,6 @@ def generator() -> ModuleType:
     sys.modules["generate_schemas"] = module
     spec.loader.exec_module(module)
     return module
-
-
-def found(verdict: Verdict) -> list[tuple[str, str, str, str]]:
-    assert verdict.decode_error is None, verdict.decode_error
-    return [
-        (v.error.rule, v.error.path, v.error.type.reason, v.error.body()) for v in verdict.unique()
-    ]
 
 
 def manifest(**container: Any) -> dict[str, Any]:
@@ -80,7 +73,7 @@ def test_unknown_fields_as_strict_field_validation_reports_them() -> None:
     obj = manifest(imagePullPolicyy="Always")
     obj["spec"]["foo"] = 1
     # In document order, as strict decoding meets them.
-    assert found(check(obj)) == [
+    assert detailed_causes(check(obj)) == [
         (
             "SC-001",
             f"{C0}.imagePullPolicyy",
@@ -99,7 +92,7 @@ def test_only_manifests_are_judged_against_the_schema() -> None:
 
 def test_types_are_worded_as_openapi_validation_words_them() -> None:
     obj = manifest(ports=[{"containerPort": "80"}], resources={"limits": {"cpu": True}})
-    assert found(check(obj)) == [
+    assert detailed_causes(check(obj)) == [
         (
             "SC-002",
             f"{C0}.ports[0].containerPort",
@@ -119,7 +112,7 @@ def test_types_are_worded_as_openapi_validation_words_them() -> None:
 
 def test_integer_ranges_and_enumerations() -> None:
     obj = manifest(ports=[{"containerPort": 80, "hostPort": 2**31}])
-    assert found(check(obj))[0] == (
+    assert detailed_causes(check(obj))[0] == (
         "SC-002",
         f"{C0}.ports[0].hostPort",
         "FieldValueInvalid",
@@ -128,7 +121,7 @@ def test_integer_ranges_and_enumerations() -> None:
     )
     obj = manifest()
     obj["apiVersion"] = "batch/v1beta1"
-    assert found(check(obj)) == [
+    assert detailed_causes(check(obj)) == [
         (
             "SC-002",
             "apiVersion",
@@ -140,7 +133,7 @@ def test_integer_ranges_and_enumerations() -> None:
 
 def test_required_fields_beside_the_rule_that_judges_the_value() -> None:
     obj = manifest(ports=[{"name": "http"}])
-    assert found(check(obj)) == [
+    assert detailed_causes(check(obj)) == [
         ("SC-003", f"{C0}.ports[0].containerPort", "FieldValueRequired", "Required value"),
         ("POD-005", f"{C0}.ports[0].containerPort", "FieldValueRequired", "Required value"),
     ]
@@ -165,7 +158,7 @@ def test_the_selected_version_decides_which_fields_exist() -> None:
     ]
     obj = manifest(env=env)
     path = f"{C0}.env[0].valueFrom.fileKeyRef"
-    assert found(check(obj, "1.33")) == [
+    assert detailed_causes(check(obj, "1.33")) == [
         ("SC-001", path, "FieldValueForbidden", f'Forbidden: unknown field "{path}"')
     ]
     assert [v for v in check(obj, "1.34").violations if v.error.rule.startswith("SC")] == []
@@ -198,14 +191,17 @@ def test_cronjob_schema() -> None:
         "metadata": {"name": "nightly", "namespace": "default"},
         "spec": {"schedule": "@daily", "jobTemplate": {"spec": manifest()["spec"]}, "every": "day"},
     }
-    assert found(check(obj, kind="CronJob")) == [
+    assert detailed_causes(check(obj, kind="CronJob")) == [
         ("SC-001", "spec.every", "FieldValueForbidden", 'Forbidden: unknown field "spec.every"')
     ]
     del obj["spec"]["every"]
     del obj["spec"]["jobTemplate"]
-    assert ("SC-003", "spec.jobTemplate", "FieldValueRequired", "Required value") in found(
-        check(obj, kind="CronJob")
-    )
+    assert (
+        "SC-003",
+        "spec.jobTemplate",
+        "FieldValueRequired",
+        "Required value",
+    ) in detailed_causes(check(obj, kind="CronJob"))
 
 
 def test_absurd_nesting_is_an_error_not_a_crash() -> None:

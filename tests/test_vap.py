@@ -16,7 +16,7 @@ from jobguard.app.cli import main
 from jobguard.app.config import parse_config
 from jobguard.validators import SUPPORTED_VERSIONS, export_vap
 from jobguard.validators.vap import cel_string, glob_regex, object_name
-from tests.corpus import DATA
+from tests.corpus import KUEUE_SETUP
 from tests.test_policy import config_text
 from tests.vap_cases import (
     DOCS,
@@ -28,8 +28,6 @@ from tests.vap_cases import (
     webhook_findings,
 )
 from tests.vap_eval import ENV, evaluate
-
-KUEUE = DATA / "config" / "kueue.yaml"
 
 
 def everything(version: str = "1.35") -> str:
@@ -114,7 +112,7 @@ def test_enforcement_maps_to_validation_actions() -> None:
 
 
 def test_policy_objects_carry_the_configuration() -> None:
-    export = export_vap(parse_config(KUEUE.read_text()).to_settings())
+    export = export_vap(parse_config(KUEUE_SETUP.read_text()).to_settings())
     policy = next(o for o in export.objects if o["metadata"]["name"] == "jobguard-sus-002-queued")
     constraints = policy["spec"]["matchConstraints"]
     assert constraints["resourceRules"] == [
@@ -157,7 +155,7 @@ def test_policy_objects_carry_the_configuration() -> None:
 
 
 def test_what_is_not_exported_says_why() -> None:
-    export = export_vap(parse_config(KUEUE.read_text()).to_settings())
+    export = export_vap(parse_config(KUEUE_SETUP.read_text()).to_settings())
     reasons = {e.subject: e.reason for e in export.not_exported}
     assert reasons["TM-001"] == "enforced by the API server itself"
     assert reasons["DEC-001"] == "the API server decodes objects itself"
@@ -221,10 +219,10 @@ def test_object_names_are_dns_subdomains() -> None:
 
 
 def test_export_command(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["export", "vap", "--config", str(KUEUE)]) == 0
+    assert main(["export", "vap", "--config", str(KUEUE_SETUP)]) == 0
     out, err = capsys.readouterr()
     objects = list(yaml.safe_load_all(out))
-    assert objects == export_vap(parse_config(KUEUE.read_text()).to_settings()).objects
+    assert objects == export_vap(parse_config(KUEUE_SETUP.read_text()).to_settings()).objects
     assert "exported: SUS-002 (deny -> Deny): jobguard-sus-002-queued" in err.splitlines()
     assert "not exported: DEC-001: the API server decodes objects itself" in err.splitlines()
     assert any(
@@ -242,7 +240,7 @@ def test_export_command(capsys: pytest.CaptureFixture[str]) -> None:
                 "export",
                 "vap",
                 "--config",
-                str(KUEUE),
+                str(KUEUE_SETUP),
                 "--output",
                 "json",
                 "--kubernetes-version",

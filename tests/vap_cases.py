@@ -21,7 +21,7 @@ from jobguard.validators import Operation, Request, Requester, Settings, Stage, 
 from jobguard.validators.vap import VALIDATION_ACTIONS, VapExport, export_vap
 from tests.builders import LATER, START, cond, job, with_status
 from tests.cases import read_review
-from tests.corpus import DATA
+from tests.corpus import DATA, KUEUE_SETUP
 from tests.test_policy import (
     DIRECTIVES,
     KUEUE,
@@ -64,7 +64,7 @@ class PolicyCase:
     call: Call
 
 
-KUEUE_TEXT = (DATA / "config" / "kueue.yaml").read_text()
+KUEUE_TEXT = KUEUE_SETUP.read_text()
 USERS_MAY_SUSPEND = config_text()
 ALL_NAMESPACES = config_text(
     all_namespaces=True,
@@ -401,11 +401,6 @@ def _ne_cases() -> list[PolicyCase]:
     def spec(new: dict[str, Any], old: dict[str, Any] | None, user: str = USER) -> Call:
         return _call(_placed(new), _placed(old) if old is not None else None, user=user)
 
-    def with_spec(obj: dict[str, Any], **fields: Any) -> dict[str, Any]:
-        out = copy.deepcopy(obj)
-        out["spec"].update(fields)
-        return out
-
     deadline = with_status(
         job(suspend=True, activeDeadlineSeconds=600), startTime=START, conditions=[SUSPENDED]
     )
@@ -417,9 +412,9 @@ def _ne_cases() -> list[PolicyCase]:
         conditions=[SUSPENDED, cond("SuccessCriteriaMet"), cond("Complete")],
     )
     ne = [
-        ("NE-001 suspend a Complete Job", spec(with_spec(DONE, suspend=True), DONE)),
-        ("NE-001 suspend a Failed Job", spec(with_spec(FAILED_JOB, suspend=True), FAILED_JOB)),
-        ("NE-001 suspend a running Job", spec(with_spec(IDLE_RUNNING, suspend=True), IDLE_RUNNING)),
+        ("NE-001 suspend a Complete Job", spec(changed(DONE, suspend=True), DONE)),
+        ("NE-001 suspend a Failed Job", spec(changed(FAILED_JOB, suspend=True), FAILED_JOB)),
+        ("NE-001 suspend a running Job", spec(changed(IDLE_RUNNING, suspend=True), IDLE_RUNNING)),
         (
             "NE-002 Suspended condition removed",
             status(with_status(SUSPENDED_AFTER_RUN, conditions=[]), SUSPENDED_AFTER_RUN),
@@ -450,18 +445,18 @@ def _ne_cases() -> list[PolicyCase]:
                 SUSPENDED_AFTER_RUN,
             ),
         ),
-        ("NE-005 resume with a deadline", spec(with_spec(deadline, suspend=False), deadline)),
+        ("NE-005 resume with a deadline", spec(changed(deadline, suspend=False), deadline)),
         (
             "NE-005 resume without a deadline",
-            spec(with_spec(SUSPENDED_AFTER_RUN, suspend=False), SUSPENDED_AFTER_RUN),
+            spec(changed(SUSPENDED_AFTER_RUN, suspend=False), SUSPENDED_AFTER_RUN),
         ),
-        ("NE-006 suspend with active pods", spec(with_spec(RUNNING, suspend=True), RUNNING)),
+        ("NE-006 suspend with active pods", spec(changed(RUNNING, suspend=True), RUNNING)),
         ("NE-007 user creates running", spec(job(), None)),
         ("NE-007 user creates suspended", spec(job(suspend=True), None)),
         (
             "NE-007 listed controller resumes",
             spec(
-                with_spec(SUSPENDED_AFTER_RUN, suspend=False),
+                changed(SUSPENDED_AFTER_RUN, suspend=False),
                 SUSPENDED_AFTER_RUN,
                 "system:serviceaccount:kueue-system:kueue",
             ),

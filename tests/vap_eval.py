@@ -16,7 +16,7 @@ server evaluates policies on built-in types.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cel_expr_python import cel
@@ -148,16 +148,7 @@ def decide(objects: list[dict[str, Any]], call: Call) -> list[Decision]:
         for o in objects
         if o["kind"] == "ValidatingAdmissionPolicyBinding"
     }
-    effective = Call(
-        call.operation,
-        call.resource,
-        call.namespace,
-        new,
-        old,
-        call.username,
-        call.groups,
-        call.namespace_labels,
-    )
+    effective = replace(call, object=new, old_object=old)
     decisions = []
     for policy in objects:
         if policy["kind"] != "ValidatingAdmissionPolicy" or not _matches(policy, effective):

@@ -138,8 +138,14 @@ def test_audit_finds_a_job_that_bypassed_the_queue(
     assert found == {"bypassed": ["SUS-001"], "queued": []}
 
 
-def test_exported_policies_are_accepted_and_enforced(api: client.ApiClient, namespace: str) -> None:
-    cluster_version = detect_version(connect(os.environ[KUBECONFIG_ENV]))
+def test_exported_policies_are_accepted_and_enforced(
+    api: client.ApiClient, namespace: str, kubeconfig: str
+) -> None:
+    cluster = connect(kubeconfig)
+    try:
+        cluster_version = detect_version(cluster)
+    finally:
+        cluster.close()
     export = export_vap(parse_config(yaml.safe_dump(POLICY)).to_settings(cluster_version))
     admission = client.AdmissionregistrationV1Api(api)
     created: list[tuple[str, str]] = []
