@@ -175,12 +175,7 @@ def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str,
     else:
         prepared.pop("spec", None)
     if _is_map_or_absent(new.get("metadata"), old.get("metadata")):
-        metadata = _dict(new.get("metadata"))
-        old_meta = _dict(old.get("metadata"))
-        _carry_server_metadata(metadata, old_meta)
-        for key in ("uid", "name"):
-            if not metadata.get(key) and old_meta.get(key):
-                metadata[key] = old_meta[key]
+        metadata = _updated_metadata(new, old, ("uid", "name"))
         if metadata != new.get("metadata"):
             prepared["metadata"] = metadata
     return prepared
@@ -191,13 +186,22 @@ def prepare_cronjob_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str
     the request's namespace, the stored uid and stamps where a manifest omits them)."""
     if not _is_map_or_absent(new.get("metadata"), old.get("metadata")):
         return new  # decoding names the wrongly typed part
+    metadata = _updated_metadata(new, old, ("namespace", "uid", "name"))
+    return new if metadata == new.get("metadata") else {**new, "metadata": metadata}
+
+
+def _updated_metadata(
+    new: dict[str, Any], old: dict[str, Any], identity: tuple[str, ...]
+) -> dict[str, Any]:
+    """A copy of the new metadata with the stored stamps, and the stored `identity` members
+    where the new object leaves them empty (both metadata are maps or absent)."""
     metadata = _dict(new.get("metadata"))
     old_meta = _dict(old.get("metadata"))
     _carry_server_metadata(metadata, old_meta)
-    for key in ("namespace", "uid", "name"):
+    for key in identity:
         if not metadata.get(key) and old_meta.get(key):
             metadata[key] = old_meta[key]
-    return new if metadata == new.get("metadata") else {**new, "metadata": metadata}
+    return metadata
 
 
 def _carry_server_metadata(metadata: dict[str, Any], old_meta: dict[str, Any]) -> None:
