@@ -35,6 +35,11 @@ GENERATED_NAME_SUFFIX = "xxxxx"
 MAX_GENERATE_NAME_PREFIX = 58
 
 
+def name_from_generate_name(generate_name: str) -> str:
+    """The name the API server makes of a generateName, `xxxxx` standing in for its suffix."""
+    return generate_name[:MAX_GENERATE_NAME_PREFIX] + GENERATED_NAME_SUFFIX
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
@@ -102,8 +107,7 @@ def _assign_identity(raw: dict[str, Any]) -> dict[str, Any]:
     if metadata.get("uid"):
         return raw
     if not metadata.get("name") and metadata.get("generateName"):
-        prefix = str(metadata["generateName"])[:MAX_GENERATE_NAME_PREFIX]
-        metadata["name"] = prefix + GENERATED_NAME_SUFFIX
+        metadata["name"] = name_from_generate_name(str(metadata["generateName"]))
     metadata["uid"] = placeholder_uid(
         str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     )

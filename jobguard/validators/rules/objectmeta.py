@@ -10,7 +10,7 @@ from __future__ import annotations
 from jobguard.validators.errors import FieldError, invalid, required
 from jobguard.validators.model import ObjectMeta
 from jobguard.validators.names import name_is_dns_label, name_is_dns_subdomain
-from jobguard.validators.prepare import GENERATED_NAME_SUFFIX, MAX_GENERATE_NAME_PREFIX
+from jobguard.validators.prepare import name_from_generate_name
 
 # The CronJob controller names its Jobs `<cronjob>-<11 characters>`, within a 63-character
 # label value.
@@ -23,7 +23,7 @@ def generated_name(metadata: ObjectMeta) -> str:
     if metadata.name:
         return metadata.name
     if metadata.generate_name:
-        return metadata.generate_name[:MAX_GENERATE_NAME_PREFIX] + GENERATED_NAME_SUFFIX
+        return name_from_generate_name(metadata.generate_name)
     return ""
 
 
