@@ -239,7 +239,7 @@ def _finished(root: str) -> str:
 
 
 def _scheduling_changed() -> str:
-    """TM-002's directives differ (as `rules.jobs.scheduling_directives_changed` decides)."""
+    """TM-002's directives differ (as `podtemplate.scheduling_directives_changed` decides)."""
     pairs = [
         ("?metadata.?labels", "{}"),
         ("?metadata.?annotations", "{}"),
