@@ -20,14 +20,14 @@ says why every other rule does not):
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
 from jobguard.validators.chain import Stage, admit
 from jobguard.validators.context import JobContext, Operation, Request, Requester
 from jobguard.validators.errors import FieldError, forbidden
-from jobguard.validators.pipeline import Verdict, Violation
+from jobguard.validators.pipeline import Verdict, Violation, resolve_violations
+from jobguard.validators.rules.suspend import NE002_DETAIL
 from jobguard.validators.rules.suspend_policy import job_labels
 from jobguard.validators.settings import Settings
 
@@ -126,7 +126,7 @@ def judge_at_rest(kind: str, obj: Any, settings: Settings) -> Verdict:
         )
         findings += status.violations
         if isinstance(spec.context, JobContext):
-            findings += _resolve(_policy_findings(spec.context, settings), settings)
+            findings += resolve_violations(_policy_findings(spec.context, settings), settings)
     return Verdict(
         kind, spec.name, judged=True, violations=_unique_at_rest(findings), context=spec.context
     )
@@ -150,17 +150,11 @@ def _policy_findings(ctx: JobContext, settings: Settings) -> list[FieldError]:
     state = ctx.new_state
     findings: list[FieldError] = []
     if state.suspended_condition_count > 1:
-        findings.append(
-            forbidden(
-                "NE-002",
-                "status.conditions",
-                "the Suspended condition must be kept (set to False on resume), exactly once",
-            )
-        )
+        findings.append(forbidden("NE-002", "status.conditions", NE002_DETAIL))
     policies = settings.policies
     if not policies.policies or state.finished or state.suspend or state.has_suspended_condition:
         return findings
-    if any(fnmatch.fnmatchcase(ctx.namespace, p) for p in policies.exemptions.namespaces):
+    if policies.exemptions.namespace_exempt(ctx.namespace):
         return findings
     policy = policies.policy_for(ctx.namespace, job_labels(ctx.new))
     if policy is not None:
@@ -174,15 +168,6 @@ def _policy_findings(ctx: JobContext, settings: Settings) -> list[FieldError]:
             )
         )
     return findings
-
-
-def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
-    resolved = (settings.rule(error.rule) for error in errors)
-    return [
-        Violation(error, rule.enforcement)
-        for error, rule in zip(errors, resolved, strict=True)
-        if rule.enabled
-    ]
 
 
 def _unique_at_rest(violations: list[Violation]) -> list[Violation]:

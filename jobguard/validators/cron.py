@@ -1,6 +1,6 @@
 """CronJob schedules and time zones as the API server reads them.
 
-`parse_schedule` is robfig/cron v3's `ParseStandard` (what `validateScheduleFormat` calls):
+`schedule_problem` is robfig/cron v3's `ParseStandard` (what `validateScheduleFormat` calls):
 five fields, the descriptors @yearly @annually @monthly @weekly @daily @midnight @hourly and
 `@every <duration>` (Go's `time.ParseDuration`), and a leading `TZ=`/`CRON_TZ=`; its error
 messages are upstream's, including the recovered panic of a `TZ=` prefix without a space.

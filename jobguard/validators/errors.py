@@ -166,8 +166,11 @@ def forbidden(rule: str, path: str, detail: str) -> FieldError:
     return FieldError(rule, path, ErrorType.FORBIDDEN, detail)
 
 
-def immutable(rule: str, path: str, value: Any) -> FieldError:
-    return FieldError(rule, path, ErrorType.INVALID, "field is immutable", value)
+def immutable(
+    rule: str, path: str, value: Any, changes: tuple[FieldChange, ...] = ()
+) -> FieldError:
+    """`changes`: the fields that differ, for reports (never rendered)."""
+    return FieldError(rule, path, ErrorType.INVALID, "field is immutable", value, changes)
 
 
 def non_negative(rule: str, path: str, value: int) -> FieldError:

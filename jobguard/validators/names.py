@@ -88,11 +88,6 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> tuple[str, ...]:
     return dns1123_subdomain_problems(_mask_trailing_dash(name) if prefix else name)
 
 
-def name_is_dns_label(name: str, prefix: bool) -> tuple[str, ...]:
-    """NameIsDNSLabel (ValidateNamespaceName)."""
-    return dns1123_label_problems(_mask_trailing_dash(name) if prefix else name)
-
-
 def port_num_problems(port: int) -> tuple[str, ...]:
     """IsValidPortNum."""
     return () if 1 <= port <= 65535 else (inclusive_range_error(1, 65535),)

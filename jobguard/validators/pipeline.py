@@ -356,7 +356,8 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     return errors + (check_cronjob_name_length(ctx.new.metadata) if create else [])
 
 
-def _resolve(errors: list[FieldError], settings: Settings) -> list[Violation]:
+def resolve_violations(errors: list[FieldError], settings: Settings) -> list[Violation]:
+    """The errors of enabled rules, each with its rule's configured enforcement."""
     out: list[Violation] = []
     enforcements = settings.enforcements
     # Errors come in runs of one rule (250,000 ST-006 duplicates): resolved once per run.
@@ -409,7 +410,11 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         # Decoding a manifest comes first (docs/RULES.md, "OpenAPI schema (SC)").
         errors = check_schema(request.kind, request.object, settings.semantics.version) + errors
     return Verdict(
-        request.kind, name, judged=True, violations=_resolve(errors, settings), context=ctx
+        request.kind,
+        name,
+        judged=True,
+        violations=resolve_violations(errors, settings),
+        context=ctx,
     )
 
 
@@ -427,7 +432,7 @@ def _unreadable(
     ]
     named = {e.path for e in errors}
     errors += [e for e in schema or [] if e.path not in named]
-    violations = _resolve(errors, settings)
+    violations = resolve_violations(errors, settings)
     return Verdict(kind, name, judged=True, violations=violations, decode_error=exc)
 
 

@@ -35,6 +35,11 @@ GENERATED_NAME_SUFFIX = "xxxxx"
 MAX_GENERATE_NAME_PREFIX = 58
 
 
+def name_from_generate_name(generate_name: str) -> str:
+    """The name the API server makes of a generateName, `xxxxx` standing in for its suffix."""
+    return generate_name[:MAX_GENERATE_NAME_PREFIX] + GENERATED_NAME_SUFFIX
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
@@ -102,8 +107,7 @@ def _assign_identity(raw: dict[str, Any]) -> dict[str, Any]:
     if metadata.get("uid"):
         return raw
     if not metadata.get("name") and metadata.get("generateName"):
-        prefix = str(metadata["generateName"])[:MAX_GENERATE_NAME_PREFIX]
-        metadata["name"] = prefix + GENERATED_NAME_SUFFIX
+        metadata["name"] = name_from_generate_name(str(metadata["generateName"]))
     metadata["uid"] = placeholder_uid(
         str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
     )
@@ -175,12 +179,7 @@ def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str,
     else:
         prepared.pop("spec", None)
     if _is_map_or_absent(new.get("metadata"), old.get("metadata")):
-        metadata = _dict(new.get("metadata"))
-        old_meta = _dict(old.get("metadata"))
-        _carry_server_metadata(metadata, old_meta)
-        for key in ("uid", "name"):
-            if not metadata.get(key) and old_meta.get(key):
-                metadata[key] = old_meta[key]
+        metadata = _updated_metadata(new, old, ("uid", "name"))
         if metadata != new.get("metadata"):
             prepared["metadata"] = metadata
     return prepared
@@ -191,13 +190,22 @@ def prepare_cronjob_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str
     the request's namespace, the stored uid and stamps where a manifest omits them)."""
     if not _is_map_or_absent(new.get("metadata"), old.get("metadata")):
         return new  # decoding names the wrongly typed part
+    metadata = _updated_metadata(new, old, ("namespace", "uid", "name"))
+    return new if metadata == new.get("metadata") else {**new, "metadata": metadata}
+
+
+def _updated_metadata(
+    new: dict[str, Any], old: dict[str, Any], identity: tuple[str, ...]
+) -> dict[str, Any]:
+    """A copy of the new metadata with the stored stamps, and the stored `identity` members
+    where the new object leaves them empty (both metadata are maps or absent)."""
     metadata = _dict(new.get("metadata"))
     old_meta = _dict(old.get("metadata"))
     _carry_server_metadata(metadata, old_meta)
-    for key in ("namespace", "uid", "name"):
+    for key in identity:
         if not metadata.get(key) and old_meta.get(key):
             metadata[key] = old_meta[key]
-    return new if metadata == new.get("metadata") else {**new, "metadata": metadata}
+    return metadata
 
 
 def _carry_server_metadata(metadata: dict[str, Any], old_meta: dict[str, Any]) -> None:

@@ -22,11 +22,9 @@ _NANO = Decimal("1e-9")
 _MAX_ALLOWED = Decimal(2**63 - 1)
 _INT64_MAX = 2**63 - 1
 _INT64_MIN = -(2**63)
-_MAX_INT64_FACTORS = 18
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG = f"quantities must match the regular expression '{SPLIT_RE}'"
-ERR_NUMERIC = "unable to parse numeric part of quantity"
 ERR_SUFFIX = "unable to parse quantity's suffix"
 
 _DECIMAL_SUFFIXES = {

@@ -109,11 +109,8 @@ _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _child_path(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if (
-        _PLAIN_KEY.fullmatch(key) is None
-    ):  # label keys and the like: `labels[app.kubernetes.io/name]`
+    # Items, and label keys and the like: `labels[app.kubernetes.io/name]`.
+    if isinstance(key, int) or _PLAIN_KEY.fullmatch(key) is None:
         return f"{path}[{key}]"
     return f"{path}.{key}" if path else key
 
@@ -122,12 +119,11 @@ def field_changes(old: Any, new: Any, path: str) -> tuple[FieldChange, ...]:
     """The innermost fields that differ under semantic equality, in the new value's order:
     a map member or list item set on one side only is one change; lists of different
     lengths compare item by item, then the extra items."""
-    if old is ABSENT or new is ABSENT or _is_empty(old) or _is_empty(new):
-        if (old is ABSENT or _is_empty(old)) and (new is ABSENT or _is_empty(new)):
+    old_unset, new_unset = old is ABSENT or _is_empty(old), new is ABSENT or _is_empty(new)
+    if old_unset or new_unset:
+        if old_unset and new_unset:
             return ()
-        return (
-            FieldChange(path, ABSENT if _is_empty(old) else old, ABSENT if _is_empty(new) else new),
-        )
+        return (FieldChange(path, ABSENT if old_unset else old, ABSENT if new_unset else new),)
     if semantic_equal(old, new):
         return ()
     if isinstance(old, dict) and isinstance(new, dict):

@@ -239,7 +239,7 @@ def _finished(root: str) -> str:
 
 
 def _scheduling_changed() -> str:
-    """TM-002's directives differ (as `rules.jobs.scheduling_directives_changed` decides)."""
+    """TM-002's directives differ (as `podtemplate.scheduling_directives_changed` decides)."""
     pairs = [
         ("?metadata.?labels", "{}"),
         ("?metadata.?annotations", "{}"),
@@ -422,54 +422,37 @@ def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec
                 **selectors,
             )
         )
-    if "SUS-002" in enabled:
-        detail = f"only {who} may resume jobs matched by policy '{name}'"
-        specs.append(
-            _Spec(
-                "SUS-002",
-                object_name("sus-002", name),
-                "jobs",
-                ("UPDATE",),
-                {
-                    "expression": f"!{_RESUMED}",
-                    "message": _message("SUS-002", "spec.suspend", detail),
-                },
-                on_update,
-                **selectors,
+    # The updates a policy's controllers alone may make: the change forbidden, where, and why.
+    for rule, wanted, changed, path, detail in (
+        ("SUS-002", True, _RESUMED, "spec.suspend", f"only {who} may resume jobs"),
+        (
+            "SUS-003",
+            not policy.users_may_suspend,
+            _SUSPENDED,
+            "spec.suspend",
+            f"only {who} may suspend jobs",
+        ),
+        (
+            "SUS-004",
+            True,
+            _scheduling_changed(),
+            "spec.template",
+            f"only {who} may change scheduling directives of jobs",
+        ),
+    ):
+        if rule in enabled and wanted:
+            message = _message(rule, path, f"{detail} matched by policy '{name}'")
+            specs.append(
+                _Spec(
+                    rule,
+                    object_name(rule.lower(), name),
+                    "jobs",
+                    ("UPDATE",),
+                    {"expression": f"!{changed}", "message": message},
+                    on_update,
+                    **selectors,
+                )
             )
-        )
-    if "SUS-003" in enabled and not policy.users_may_suspend:
-        detail = f"only {who} may suspend jobs matched by policy '{name}'"
-        specs.append(
-            _Spec(
-                "SUS-003",
-                object_name("sus-003", name),
-                "jobs",
-                ("UPDATE",),
-                {
-                    "expression": f"!{_SUSPENDED}",
-                    "message": _message("SUS-003", "spec.suspend", detail),
-                },
-                on_update,
-                **selectors,
-            )
-        )
-    if "SUS-004" in enabled:
-        detail = f"only {who} may change scheduling directives of jobs matched by policy '{name}'"
-        specs.append(
-            _Spec(
-                "SUS-004",
-                object_name("sus-004", name),
-                "jobs",
-                ("UPDATE",),
-                {
-                    "expression": f"!{_scheduling_changed()}",
-                    "message": _message("SUS-004", "spec.template", detail),
-                },
-                on_update,
-                **selectors,
-            )
-        )
     if "SUS-005" in enabled:
         keys = policy.selected_keys()
         detail = (

@@ -20,14 +20,14 @@ def check_immutable_part(rule: str, new: Any, old: Any, path: str) -> list[Field
     """A part that must stay semantically equal (IM-001 selector, IM-007 successPolicy)."""
     if semantic_equal(new, old):
         return []
-    return [dataclasses.replace(immutable(rule, path, new), changes=field_changes(old, new, path))]
+    return [immutable(rule, path, new, field_changes(old, new, path))]
 
 
 def check_immutable_field(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
     """A defaulted scalar that must stay equal (IM-003, IM-005, IM-006)."""
     if new == old:
         return []
-    return [dataclasses.replace(immutable(rule, path, new), changes=(FieldChange(path, old, new),))]
+    return [immutable(rule, path, new, (FieldChange(path, old, new),))]
 
 
 def check_completions_update(new: JobSpec, old: JobSpec, path: str) -> list[FieldError]:
@@ -36,8 +36,7 @@ def check_completions_update(new: JobSpec, old: JobSpec, path: str) -> list[Fiel
         return []
     changes = (FieldChange(f"{path}.completions", old.completions, new.completions),)
     if new.completion_mode != INDEXED:
-        error = immutable("IM-002", f"{path}.completions", new.completions)
-        return [dataclasses.replace(error, changes=changes)]
+        return [immutable("IM-002", f"{path}.completions", new.completions, changes)]
     if new.completions is not None and new.completions != new.parallelism:
         error = invalid(
             "IM-002",
@@ -58,7 +57,7 @@ def check_pod_failure_policy_update(new: JobJson, old: JobJson, path: str) -> li
         return []
     field = f"{path}.podFailurePolicy"
     changes = field_changes(old_defaulted, new_defaulted, field)
-    return [dataclasses.replace(immutable("IM-004", field, new_policy), changes=changes)]
+    return [immutable("IM-004", field, new_policy, changes)]
 
 
 def check_job_spec_update_fields(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -148,6 +147,5 @@ def check_metadata_update(
         new_value, old_value = new.get(key), old.get(key)
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
             change = FieldChange(f"{path}.{key}", old.get(key, ABSENT), new.get(key, ABSENT))
-            error = immutable("IM-008", f"{path}.{key}", new_value)
-            errors.append(dataclasses.replace(error, changes=(change,)))
+            errors.append(immutable("IM-008", f"{path}.{key}", new_value, (change,)))
     return errors + check_labels_and_annotations(new, path) if syntax else errors

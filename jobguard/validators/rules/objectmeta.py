@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from jobguard.validators.errors import FieldError, invalid, required
 from jobguard.validators.model import ObjectMeta
-from jobguard.validators.names import name_is_dns_label, name_is_dns_subdomain
-from jobguard.validators.prepare import GENERATED_NAME_SUFFIX, MAX_GENERATE_NAME_PREFIX
+from jobguard.validators.names import (
+    dns1123_label_problems,
+    max_len_error,
+    name_is_dns_subdomain,
+)
+from jobguard.validators.prepare import name_from_generate_name
 
 # The CronJob controller names its Jobs `<cronjob>-<11 characters>`, within a 63-character
 # label value.
@@ -23,7 +27,7 @@ def generated_name(metadata: ObjectMeta) -> str:
     if metadata.name:
         return metadata.name
     if metadata.generate_name:
-        return metadata.generate_name[:MAX_GENERATE_NAME_PREFIX] + GENERATED_NAME_SUFFIX
+        return name_from_generate_name(metadata.generate_name)
     return ""
 
 
@@ -47,7 +51,8 @@ def check_object_meta(
     for problem in name_is_dns_subdomain(name, False) if name else ():
         errors.append(invalid("OM-001", f"{path}.name", name, problem))
     namespace = metadata.namespace or namespace
-    for problem in name_is_dns_label(namespace, False) if namespace else ():
+    # ValidateNamespaceName: NameIsDNSLabel, never a prefix here.
+    for problem in dns1123_label_problems(namespace) if namespace else ():
         errors.append(invalid("OM-003", f"{path}.namespace", namespace, problem))
     return errors
 
@@ -56,6 +61,5 @@ def check_cronjob_name_length(metadata: ObjectMeta) -> list[FieldError]:
     """ValidateCronJobCreate: at most 52 characters (CREATE only, so longer old names stay)."""
     name = generated_name(metadata)
     if len(name) > MAX_CRONJOB_NAME_LENGTH:
-        detail = f"must be no more than {MAX_CRONJOB_NAME_LENGTH} characters"
-        return [invalid("OM-002", "metadata.name", name, detail)]
+        return [invalid("OM-002", "metadata.name", name, max_len_error(MAX_CRONJOB_NAME_LENGTH))]
     return []

@@ -28,10 +28,10 @@ from jobguard.validators.errors import (
     not_supported,
     required,
 )
+from jobguard.validators.model import json_type
 
 SCHEMA_PACKAGE = "jobguard.validators.schemas"
 KINDS = ("Job", "CronJob")
-_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +77,6 @@ def check_schema(kind: str, obj: Any, version: str) -> list[FieldError]:
         )
         return [invalid_omitted("SC-002", "object", detail)]
     return errors
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    for python_type, name in _JSON_TYPES:
-        if isinstance(value, python_type):
-            return name
-    return "array" if isinstance(value, list) else "object"
 
 
 def _value_at(obj: Any, parts: list[str | int]) -> Any:
@@ -156,7 +147,7 @@ def _field_errors(
     if isinstance(
         kind, jsonschema_rs.ValidationErrorKind.Type | jsonschema_rs.ValidationErrorKind.AnyOf
     ):
-        actual = _json_type(value)
+        actual = json_type(value)
         detail = f"{path} in body must be of type {_expected_types(error)}: {go_quote(actual)}"
         return [FieldError("SC-002", path, ErrorType.TYPE_INVALID, detail, actual)]
     if isinstance(kind, jsonschema_rs.ValidationErrorKind.Enum):

@@ -69,6 +69,10 @@ _FAILED = Transition.FAILED.value
 _SCHEDULING_DIRECTIVES_CHANGED = Transition.SCHEDULING_DIRECTIVES_CHANGED.value
 
 
+NE002_DETAIL = "the Suspended condition must be kept (set to False on resume), exactly once"
+"""NE-002's message, also given for a stored Job (`at_rest`)."""
+
+
 def _ne007(path: str, opts: SuspendOptions) -> FieldError:
     return forbidden(
         "NE-007", f"{path}.suspend", f"user {opts.username!r} may not change spec.suspend"
@@ -126,13 +130,7 @@ def check_suspend_status(
     errors: list[FieldError] = []
     bits = change.value
     if old.has_suspended_condition and new.suspended_condition_count != 1:
-        errors.append(
-            forbidden(
-                "NE-002",
-                f"{path}.conditions",
-                "the Suspended condition must be kept (set to False on resume), exactly once",
-            )
-        )
+        errors.append(forbidden("NE-002", f"{path}.conditions", NE002_DETAIL))
     if bits & _SUSPENDED_CONDITION_SET and new.active > 0:
         errors.append(
             forbidden(

@@ -3,11 +3,10 @@ for batch/v1 Jobs, on the Job as sent (`JobJson`); docs/RULES.md, "Pod template 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from jobguard.validators.defaults import default_pod_template
-from jobguard.validators.errors import FieldError, immutable, invalid, required
+from jobguard.validators.errors import FieldChange, FieldError, immutable, invalid, required
 from jobguard.validators.model import JobJson
 from jobguard.validators.podtemplate import (
     equal_after_defaults,
@@ -94,19 +93,20 @@ def check_template_update(
         new_pod = new_template.get("spec") or {}
         old_pod = overlay_resources(old_template.get("spec") or {}, new_pod)
         if not equal_after_defaults({"spec": old_pod}, {"spec": new_pod}):
-            error = immutable("TM-003", f"{path}.template.spec", new_pod)
-            return [_with_changes(error, {"spec": old_pod}, {"spec": new_pod}, "spec")]
+            at = f"{path}.template.spec"
+            changes = _changes({"spec": old_pod}, {"spec": new_pod}, at, "spec")
+            return [immutable("TM-003", at, new_pod, changes)]
         return []
     if not equal_after_defaults(old_template, new_template):
-        error = immutable("TM-001", f"{path}.template", new_template)
-        return [_with_changes(error, old_template, new_template)]
+        at = f"{path}.template"
+        return [immutable("TM-001", at, new_template, _changes(old_template, new_template, at))]
     return []
 
 
-def _with_changes(error: FieldError, old: Any, new: Any, part: str = "") -> FieldError:
-    """The error with the fields that differ once both templates are defaulted (what is
-    compared; relaxed directives are already copied over the old one)."""
+def _changes(old: Any, new: Any, path: str, part: str = "") -> tuple[FieldChange, ...]:
+    """The fields that differ once both templates are defaulted (what is compared; relaxed
+    directives are already copied over the old one)."""
     old, new = default_pod_template(old), default_pod_template(new)
     if part:
         old, new = old.get(part), new.get(part)
-    return dataclasses.replace(error, changes=field_changes(old, new, error.path))
+    return field_changes(old, new, path)
