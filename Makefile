@@ -30,11 +30,12 @@ unit: venv
 test: lint typecheck unit
 
 # The rule reference, README.md's rule table and the chart's copy of the catalogue, generated
-# from jobguard/validators/catalog.py.
+# from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.
 docs: venv
 	$(BIN)/jobguard rules --markdown > docs/RULES.md.tmp && mv docs/RULES.md.tmp docs/RULES.md
 	$(BIN)/python -m jobguard.app.rules_doc README.md
 	$(BIN)/python -m jobguard.app.webhooks charts/jobguard/files/rules.yaml
+	$(BIN)/python -m tests.vap_cases
 
 $(DEV_CERTS)/tls.crt: | venv
 	$(BIN)/jobguard certs generate --service jobguard --namespace jobguard --dev --out-dir $(DEV_CERTS) >/dev/null
