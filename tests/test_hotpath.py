@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,7 +54,7 @@ def _template(node_selector: Any, labels: Any, toleration_list: Any) -> PodTempl
         raw["spec"]["nodeSelector"] = node_selector
     if toleration_list is not None:
         raw["spec"]["tolerations"] = toleration_list
-    return PodTemplateSpec.model_validate(raw)
+    return msgspec.convert(raw, PodTemplateSpec, strict=True)
 
 
 @settings(max_examples=300, deadline=None)

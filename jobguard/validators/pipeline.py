@@ -194,7 +194,7 @@ def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> J
     ]
     if not shared:
         return decode_job(old_raw, "oldObject")
-    # The new Job's part itself: pydantic takes an instance of the field's model as it is.
+    # The new Job's part itself: msgspec takes an instance of the field's Struct as it is.
     return decode_job({**old_raw, **{key: getattr(new, key) for key in shared}}, "oldObject")
 
 
@@ -277,7 +277,8 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     if isinstance(ctx, JobStatusContext):
         # Upstream jobStatusStrategy.ValidateUpdate: ValidateJobUpdateStatus with the options.
         old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
-        status_opts = status_options(new, old, new_state, old_state, ctx.semantics)
+        uncounted = (new_json.uncounted_terminated_pods, ctx.old_json.uncounted_terminated_pods)
+        status_opts = status_options(new, old, new_state, old_state, ctx.semantics, uncounted)
         errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
         errors += check_job_status(new, new_state, "status", status_opts, old)
         errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from jobguard.validators.lifecycle import JobState
 from jobguard.validators.model import INDEXED, Job
@@ -96,29 +97,38 @@ class StatusOptions:
     immutable ..."; before: Required "startTime cannot be removed ...")."""
 
 
-def _uncounted_changed(new: Job, old: Job) -> bool:
-    """Whether uncountedTerminatedPods changed: absent differs from {} (upstream compares the
-    pointers, then semantically: nil and empty UID lists are equal)."""
-    a, b = new.status.uncounted_terminated_pods, old.status.uncounted_terminated_pods
-    if a is None or b is None:
-        return a is not b
+_UNCOUNTED_LISTS = ("succeeded", "failed")
+
+
+def _uncounted_changed(new: Any, old: Any) -> bool:
+    """Whether uncountedTerminatedPods changed, from the parts as sent: absent differs from {}
+    (upstream compares the pointers, then semantically: nil and empty UID lists are equal).
+    Members jobguard does not type (a later Kubernetes version's) are compared too."""
+    if new is None or old is None:
+        return new is not old
+    if not isinstance(new, dict) or not isinstance(old, dict):  # refused when decoded
+        return bool(new != old)
     # The UID lists compared as they are (in C, at once when the lengths differ: a list of
-    # 250,000 UIDs is never copied); members not modelled, semantically as before.
-    return (
-        (a.succeeded or []) != (b.succeeded or [])
-        or (a.failed or []) != (b.failed or [])
-        or (
-            a.model_extra != b.model_extra
-            and normalize(a.model_extra or {}) != normalize(b.model_extra or {})
-        )
-    )
+    # 250,000 UIDs is never copied).
+    for key in _UNCOUNTED_LISTS:
+        if (new.get(key) or []) != (old.get(key) or []):
+            return True
+    rest_new = {k: v for k, v in new.items() if k not in _UNCOUNTED_LISTS}
+    rest_old = {k: v for k, v in old.items() if k not in _UNCOUNTED_LISTS}
+    return rest_new != rest_old and normalize(rest_new) != normalize(rest_old)
 
 
 def status_options(
-    new: Job, old: Job, new_state: JobState, old_state: JobState, semantics: Semantics
+    new: Job,
+    old: Job,
+    new_state: JobState,
+    old_state: JobState,
+    semantics: Semantics,
+    uncounted: tuple[Any, Any],
 ) -> StatusOptions:
     """Upstream `getStatusValidationOptions` (the JobManagedBy branch, on in every supported
-    version); the states are the Jobs' lifecycle states."""
+    version); the states are the Jobs' lifecycle states, `uncounted` the new and the stored
+    uncountedTerminatedPods as sent."""
     ns, os_ = new_state, old_state
     spec, status, old_status = new.spec, new.status, old.status
     is_indexed = spec.completion_mode == INDEXED
@@ -137,7 +147,7 @@ def status_options(
     completion_time_changed = status.completion_time != old_status.completion_time
     ready_changed = status.ready != old_status.ready
     terminating_changed = status.terminating != old_status.terminating
-    uncounted_changed = _uncounted_changed(new, old)
+    uncounted_changed = _uncounted_changed(*uncounted)
     suspended_with_zero_completions = spec.suspend is True and spec.completions == 0
     resuming = os_.suspended_true and ns.suspended_false
     return StatusOptions(
