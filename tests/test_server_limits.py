@@ -328,8 +328,10 @@ def test_the_pathological_status_update_is_answered_bounded() -> None:
     assert status == 200 and response["allowed"] is False
     assert len(response["status"]["details"]["causes"]) == 100
     assert len(answer) < 1024 * 1024
-    assert seconds < 5  # measured about 1 s (bench/README.md)
-    assert peak_growth < 250  # measured about 115 MiB
+    # Answered within the API server's default webhook timeout (10 s): a contract, not a
+    # speed figure (bench_hostile measures 0.17-0.35 s and +59-62 MiB).
+    assert seconds < 10
+    assert peak_growth < 250
     assert small_statuses and set(small_statuses) == {200}
 
 
