@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from jobguard.validators import Operation, Request, Requester, Settings, evaluate
 from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.pipeline import _JOB_SPEC_ERRORS, _job_context, job_errors
 from jobguard.validators.rules.metadata import (
     _cached_label_value_problem,
     _cached_qualified_name_problem,
@@ -13,7 +15,7 @@ from jobguard.validators.rules.metadata import (
     label_value_problem,
     qualified_name_problem,
 )
-from tests.builders import causes, create, job, update
+from tests.builders import causes, create, job, manifest, update
 
 MiB = 1024 * 1024
 
@@ -95,3 +97,49 @@ def test_job_spec_results_are_kept_per_spec_and_operation() -> None:
         assert causes(verdict) == on_create
         verdict.violations.clear()
     assert causes(create(broken)) == on_create
+
+
+def test_manifest_job_specs_are_judged_alike_and_not_kept() -> None:
+    """`jobguard check` judges each manifest once: its Job-spec errors are computed without
+    the memo, and are the ones the memo would have given (fresh and kept), for CREATE and
+    UPDATE alike."""
+    broken = manifest(
+        "m", completions=2, parallelism=-1, selector={"matchLabels": {"app": "other"}}
+    )
+    broken["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    stored = job("m", completions=2)
+    requests = [
+        Request("Job", Operation.CREATE, broken, requester=Requester("alice")),
+        Request("Job", Operation.UPDATE, broken, stored, requester=Requester("alice")),
+        Request("Job", Operation.CREATE, manifest("ok"), requester=Requester("alice")),
+    ]
+    expected = [
+        [
+            ("TM-005", "spec.selector", "FieldValueInvalid"),
+            ("JS-001", "spec.parallelism", "FieldValueInvalid"),
+            (
+                "POD-009",
+                "spec.template.spec.containers[0].resources.requests[cpu]",
+                "FieldValueInvalid",
+            ),
+            ("TM-006", "spec.template.metadata.labels", "FieldValueInvalid"),
+        ],
+        None,
+        [],
+    ]
+    for request, wanted in zip(requests, expected, strict=True):
+        s = Settings()
+        ctx = _job_context(request, s)
+        kept = job_errors(ctx, s)
+        again = job_errors(ctx, s)  # from the memo
+        held = len(_JOB_SPEC_ERRORS)
+        unkept = job_errors(ctx, s, manifest=True)
+        assert len(_JOB_SPEC_ERRORS) == held
+        assert unkept == kept == again
+        if wanted is not None:
+            assert [(e.rule, e.path, e.type.reason) for e in unkept] == wanted
+    _JOB_SPEC_ERRORS.clear()
+    for request in requests:
+        request.manifest = True
+        evaluate(request, Settings())
+    assert len(_JOB_SPEC_ERRORS) == 0

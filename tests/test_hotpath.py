@@ -2,11 +2,13 @@
 
 Lifecycle states read the conditions in one pass and transitions are combined as ints; a
 changed nodeSelector is answered without normalising; policy exemptions and options are kept
-per settings, namespace and requester; NE-007's error is not made while the rule is off.
+per settings, namespace and requester; NE-007's error is not made while the rule is off; a
+manifest's placeholder uid is made without a UUID object.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import msgspec
@@ -29,7 +31,7 @@ from jobguard.validators.lifecycle import (
 from jobguard.validators.model import Job, PodTemplateSpec, decode_job
 from jobguard.validators.podtemplate import scheduling_directives_changed
 from jobguard.validators.policy import Exemptions, PolicySet
-from jobguard.validators.prepare import apply_job_defaults
+from jobguard.validators.prepare import apply_job_defaults, placeholder_uid
 from jobguard.validators.settings import RuleOverride
 from tests.builders import START, job
 
@@ -218,3 +220,19 @@ def test_ne_007_fires_only_when_on() -> None:
     assert _resume("default", "alice", Settings(overrides=NE_007_ON)) == ["NE-007"]
     warn = (("NE-007", RuleOverride(enabled=True, enforcement=Enforcement.WARN)),)
     assert _resume("default", "alice", Settings(overrides=warn)) == ["NE-007"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.text())
+def test_placeholder_uid_is_uuid5(namespace: str, name: str) -> None:
+    """The placeholder uid, made from the digest directly, is the standard library's uuid5."""
+    expected = str(uuid.uuid5(uuid.NAMESPACE_URL, f"jobguard:{namespace}/{name}"))
+    assert placeholder_uid(namespace, name) == expected
+
+
+def test_placeholder_uid_examples() -> None:
+    # `jobguard check` prints it in TM-005's messages: the same text from release to release.
+    assert placeholder_uid("default", "pi") == "17cf9cc2-a6a9-5438-ad8b-b9d02517fa7d"
+    for namespace, name in [("", ""), ("ns", "ü" * 300), ("a/b", "x:y")]:
+        made = uuid.UUID(placeholder_uid(namespace, name))
+        assert (made.version, made.variant) == (5, uuid.RFC_4122)

@@ -304,6 +304,67 @@ def test_block_reader_agrees_with_the_composer() -> None:
     _agree((DATA / "check" / "anchored.yaml").read_text())
 
 
+# Block-style YAML as people indent it: keys, scalars (some quoted), mappings and sequences
+# nested, sequences indented or not, `-` alone on its line, comments and blank lines between.
+_KEYS = st.sampled_from(["a", "b", "name", "spec", "x-y", "k8s.io/z"])
+_SCALARS = st.sampled_from(["1", "v", "'q'", '"d"', "[1, 2]", "{}", "|\n  text\n  more"])
+_NODES = st.recursive(
+    _SCALARS,
+    lambda children: (
+        st.lists(children, min_size=1, max_size=3)
+        | st.dictionaries(_KEYS, children, min_size=1, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _block(node: object, column: int, draw: st.DrawFn) -> list[str]:
+    """Lines of `node` at `column` (its first line's text starts there; the caller prefixes it)."""
+    pad = " " * column
+    lines: list[str] = []
+    if isinstance(node, dict):
+        for key, child in node.items():
+            if draw(st.booleans()) and draw(st.booleans()):
+                lines.append(draw(st.sampled_from(["", f"{pad}# note"])))
+            if isinstance(child, str):
+                head, _, rest = child.partition("\n")
+                lines.append(f"{pad}{key}: {head}")
+                lines += [f"{pad}{line}" for line in rest.split("\n") if rest]
+            else:
+                lines.append(f"{pad}{key}:")
+                indent = draw(st.sampled_from([0, 2, 4])) if isinstance(child, list) else 2
+                lines += _block(
+                    child, column + (indent or 2 if isinstance(child, dict) else indent), draw
+                )
+    elif isinstance(node, list):
+        for child in node:
+            if isinstance(child, str):
+                head, _, rest = child.partition("\n")
+                lines.append(f"{pad}- {head}")
+                lines += [f"{pad}  {line}" for line in rest.split("\n") if rest]
+            elif isinstance(child, dict) and draw(st.booleans()):
+                lines.append(f"{pad}-")  # `-` alone: the mapping on the lines below
+                lines += _block(child, column + 2, draw)
+            else:
+                inner = _block(child, column + 2, draw)
+                lines.append(f"{pad}- {inner[0].lstrip(' ')}")
+                lines += inner[1:]
+    return lines
+
+
+@st.composite
+def _block_documents(draw: st.DrawFn) -> str:
+    root = draw(st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4))
+    return "\n".join(_block(root, 0, draw)) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_block_documents())
+def test_block_reader_agrees_with_the_composer_on_any_nesting(text: str) -> None:
+    total, answered = _agree(text)
+    assert total >= answered > 0
+
+
 def test_block_reader_steps_aside_for_what_it_does_not_follow() -> None:
     text = 'a:\n  b: "multi\n  c: line"\n'
     assert _BlockLines(text).locate(["a", "b"]) is None

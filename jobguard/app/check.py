@@ -302,8 +302,14 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
     namespace = resolve_namespace("", data)
     new_object = _with_namespace(data, namespace)
     if old is None:
+        # (The namespace given, resolved already: not looked up again.)
         request = Request(
-            kind, Operation.CREATE, new_object, requester=options.requester, manifest=True
+            kind,
+            Operation.CREATE,
+            new_object,
+            namespace=namespace,
+            requester=options.requester,
+            manifest=True,
         )
     else:
         request = Request(
@@ -312,6 +318,7 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
             new_object,
             _with_namespace(old, namespace),
             subresource=options.subresource,
+            namespace=namespace,
             requester=options.requester,
             manifest=True,
         )

@@ -618,7 +618,10 @@ class _BlockLines:
             return (_SCALAR, 0, 0, mark)  # the next entry: this one holds nothing
         if _BLOCK_KEY.match(text, column) is None:
             return (_OPAQUE, 0, 0, mark)  # a multi-line scalar or a quoted key
-        return (first, column, self._end(first, column, False), mark)
+        # A block mapping's end is left open: `_entry` stops at the first line indented less,
+        # where `_end` would have put it (and `_value` answers alike past it), so the lines are
+        # not scanned twice.
+        return (first, column, len(self.lines), mark)
 
     def _item(self, line: int, column: int, end: int, index: int) -> _Step | None:
         """Item `index` of the block sequence whose first item is at (line, column)."""
@@ -642,7 +645,7 @@ class _BlockLines:
                 inner = self.indents[first]
                 if _BLOCK_KEY.match(self.lines[first], inner) is None:
                     return (_UNSURE, 0, 0, (first, inner))
-                return (first, inner, self._end(first, inner, False), (first, inner))
+                return (first, inner, len(self.lines), (first, inner))  # (see `_value`)
             mark = (i, dash.end())
             if rest[0] in "{[&*!-?|>'\"":
                 return (_OPAQUE if rest[0] in "{[&*!-?" else _SCALAR, 0, 0, mark)

@@ -198,11 +198,13 @@ def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> J
     return decode_job({**old_raw, **{key: getattr(new, key) for key in shared}}, "oldObject")
 
 
-def _job_spec_errors(ctx: JobContext, create: bool) -> list[FieldError]:
+def _job_spec_errors(ctx: JobContext, create: bool, keep: bool = True) -> list[FieldError]:
     """Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the
     selector checks: a function of the spec as sent. Every update of a Job sends its spec
     again, mostly unchanged, so results are kept, keyed by the spec's JSON (in the order sent:
-    the API server writes a Job's fields in one order, and sorting costs a third more)."""
+    the API server writes a Job's fields in one order, and sorting costs a third more).
+    Not kept unless `keep`: `jobguard check` judges each manifest once, and its generated
+    labels hold a uid of its own, so a key would cost a JSON dump and an entry for nothing."""
 
     def check(_: object = None) -> list[FieldError]:
         return (
@@ -211,6 +213,8 @@ def _job_spec_errors(ctx: JobContext, create: bool) -> list[FieldError]:
             + check_selector(ctx.new_json, "spec")
         )
 
+    if not keep:
+        return check()
     try:
         key = (orjson.dumps(ctx.new_json.spec), create)
     except TypeError:  # a value JSON cannot hold (a manifest's): judged, not kept
@@ -271,8 +275,9 @@ def _requester_options(
     return found
 
 
-def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
-    """Every rule's errors for a Job request, in the order the API server reports them."""
+def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -> list[FieldError]:
+    """Every rule's errors for a Job request, in the order the API server reports them
+    (`manifest`: the request's, see `_job_spec_errors`)."""
     new, new_json = ctx.new, ctx.new_json
     if isinstance(ctx, JobStatusContext):
         # Upstream jobStatusStrategy.ValidateUpdate: ValidateJobUpdateStatus with the options.
@@ -294,7 +299,7 @@ def job_errors(ctx: JobContext, settings: Settings) -> list[FieldError]:
     else:
         opts = job_options(None, None, ctx.semantics)
     create = update is None
-    job_spec = _job_spec_errors(ctx, create)
+    job_spec = _job_spec_errors(ctx, create, keep=not manifest)
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
     errors = check_object_meta(new.metadata, ctx.namespace) if create else []
     errors += check_labels_and_annotations(new_json.metadata, "metadata")
@@ -390,7 +395,7 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         if request.kind == "Job":
             ctx: JobContext | CronJobContext = _job_context(request, settings)
             assert isinstance(ctx, JobContext)
-            errors = job_errors(ctx, settings)
+            errors = job_errors(ctx, settings, manifest=request.manifest)
         else:
             cron_ctx = _cronjob_context(request, settings)
             ctx = cron_ctx

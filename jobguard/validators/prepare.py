@@ -13,6 +13,7 @@ Defaulting (defaults.go) is applied to the typed view by `apply_job_defaults`.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import Any
 
@@ -44,9 +45,22 @@ def _dict(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
+_UID_NAMESPACE = uuid.NAMESPACE_URL.bytes
+
+
 def placeholder_uid(namespace: str, name: str) -> str:
-    """A stable uid for a manifest that has none, so repeated checks print the same text."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"jobguard:{namespace}/{name}"))
+    """A stable uid for a manifest that has none, so repeated checks print the same text:
+    `uuid.uuid5(uuid.NAMESPACE_URL, f"jobguard:{namespace}/{name}")` as a string, made from the
+    SHA-1 digest directly (a third of the cost: no UUID object, no integer arithmetic)."""
+    digest = bytearray(
+        hashlib.sha1(_UID_NAMESPACE + f"jobguard:{namespace}/{name}".encode()).digest()[:16]
+    )
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    hex_digits = digest.hex()
+    return "-".join(
+        (hex_digits[:8], hex_digits[8:12], hex_digits[12:16], hex_digits[16:20], hex_digits[20:])
+    )
 
 
 def _manual_selector(spec: dict[str, Any]) -> bool:
