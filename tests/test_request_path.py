@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -24,6 +25,7 @@ from jobguard.app.admission import (
 )
 from jobguard.app.main import ServerOptions, create_app
 from jobguard.app.observability import LATENCY_BUCKETS, RequestMetrics
+from jobguard.app.server import GracefulServer, _CloseWhenDone, _Connection
 from jobguard.validators import Enforcement, Settings, Stage, admit
 from tests.builders import job
 from tests.reviews import review
@@ -268,3 +270,55 @@ def test_the_body_budget_follows_each_query() -> None:
         match = re.search(rb"(?:^|&)timeout=(\d+)s(?:&|$)", query)
         expected = min(30.0, float(match.group(1))) if match else 30.0
         assert app._budget({"query_string": query}) == expected
+
+
+# --- Connection: close once the stop began -------------------------------------------------------
+
+
+def test_requests_pass_straight_through_until_the_stop_begins() -> None:
+    seen: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(send)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    server = SimpleNamespace(draining=False)
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def serve(every_request: bool) -> None:
+        await _CloseWhenDone(app, server, every_request)({"type": "http"}, receive, send)  # type: ignore[arg-type]
+
+    asyncio.run(serve(False))
+    assert seen[-1] is send and sent[-2]["headers"] == []
+    asyncio.run(serve(True))  # h11: wrapped, but nothing added before the stop
+    assert seen[-1] is not send and sent[-2]["headers"] == []
+    server.draining = True
+    for every_request in (False, True):
+        asyncio.run(serve(every_request))
+        assert sent[-2]["headers"] == [(b"connection", b"close")]
+
+
+def test_the_stop_makes_responses_not_started_yet_the_last_of_their_connection() -> None:
+    def cycle(response_started: bool) -> SimpleNamespace:
+        return SimpleNamespace(
+            response_started=response_started, response_complete=False, keep_alive=True
+        )
+
+    async def scenario() -> list[bool]:
+        server = SimpleNamespace(draining=False, live=set())
+        waiting, answering, idle = cycle(False), cycle(True), None
+        for current in (waiting, answering, idle):
+            server.live.add(_Connection(server, SimpleNamespace(cycle=current)))  # type: ignore[arg-type]
+        GracefulServer._start_draining(server)  # type: ignore[arg-type]
+        assert server.draining
+        return [waiting.keep_alive, answering.keep_alive]
+
+    # httptools answers a cycle that will not be kept alive with Connection: close itself.
+    assert asyncio.run(scenario()) == [False, True]
