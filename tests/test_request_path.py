@@ -1,11 +1,15 @@
 """The webhook's own work around each judgement: the shortcuts of the request path agree with the
-general code they stand in for (answers, requesters, metrics, the stop's Connection: close)."""
+general code they stand in for (answers, requesters, metrics, log lines, the stop's
+Connection: close)."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import logging
+import random
 import re
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,7 +28,13 @@ from jobguard.app.admission import (
     response_for,
 )
 from jobguard.app.main import ServerOptions, create_app
-from jobguard.app.observability import LATENCY_BUCKETS, RequestMetrics
+from jobguard.app.observability import (
+    LATENCY_BUCKETS,
+    JsonFormatter,
+    RequestMetrics,
+    log_fields,
+    utc_milliseconds,
+)
 from jobguard.app.server import GracefulServer, _CloseWhenDone, _Connection
 from jobguard.validators import Enforcement, Settings, Stage, admit
 from tests.builders import job
@@ -322,3 +332,36 @@ def test_the_stop_makes_responses_not_started_yet_the_last_of_their_connection()
 
     # httptools answers a cycle that will not be kept alive with Connection: close itself.
     assert asyncio.run(scenario()) == [False, True]
+
+
+# --- the request log line ---------------------------------------------------------------------
+
+
+def test_log_times_are_datetimes_own() -> None:
+    rng = random.Random(7)
+    edges = [0.0, -0.0005, -1.5, 1.9995, 1.9999995, 1.0000005, 1700000000.9999995]
+    edges += [1700000000.0005, 1700000000.0004999, -86400.25, 4102444800.123456]
+    steps = [base + k * 5e-7 for base in (1700000000.0, 1.0) for k in range(-3000, 3000)]
+    uniform = [rng.uniform(-2e9, 4e9) for _ in range(20_000)]
+    for created in [*edges, *steps, *uniform]:
+        expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+        assert utc_milliseconds(created) == expected, created
+
+
+def test_log_fields_makes_the_record_logger_info_would(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("jobguard.requests")
+    fields = {"endpoint": "validate", "verdict": "allowed"}
+    with caplog.at_level(logging.INFO, logger="jobguard.requests"):
+        log_fields(logger, "admission request", fields)
+        logger.info("admission request", extra={"fields": fields})
+    ours, theirs = (r for r in caplog.records if r.name == "jobguard.requests")
+    formatter = JsonFormatter()
+    assert orjson.loads(formatter.format(ours)) == orjson.loads(formatter.format(theirs)) | {
+        "time": utc_milliseconds(ours.created)
+    }
+    logged = getattr(ours, "fields", None)
+    assert (ours.levelno, ours.getMessage(), logged) == (logging.INFO, "admission request", fields)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="jobguard.requests"):
+        log_fields(logger, "admission request", fields)
+    assert [r for r in caplog.records if r.name == "jobguard.requests"] == []

@@ -28,7 +28,7 @@ from starlette.datastructures import State
 
 from jobguard.app.admission import RULE_AND_ENFORCEMENT, Outcome, handle_mutate, handle_validate
 from jobguard.app.config import CONFIG_ENV, FileConfig, load_config
-from jobguard.app.observability import Metrics
+from jobguard.app.observability import Metrics, log_fields
 from jobguard.app.reload import ConfigReloader
 from jobguard.app.tls import TLSManager
 from jobguard.validators import Enforcement, Operation, Settings
@@ -251,7 +251,7 @@ class WebhookApp:
             fields["patched"] = True
         if self.options.log_bodies:
             fields["body"] = body.decode("utf-8", "replace")
-        request_log.info("admission request", extra={"fields": fields})
+        log_fields(request_log, "admission request", fields)
 
 
 def judged_inline(body: bytes) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import platform
 import sys
@@ -225,12 +226,35 @@ class Metrics:
         self._not_after = None if not_after is None else not_after.timestamp()
 
 
+_second: tuple[int, str] = (0, "1970-01-01T00:00:00")
+"""The second last formatted and its text, replaced whole (threads may log at once)."""
+
+
+def utc_milliseconds(created: float) -> str:
+    """`datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")`, in a fifth of
+    its time (every request's log line has one): rounded to microseconds as datetime rounds
+    (half to even), the date and time formatted once a second."""
+    global _second
+    fraction, whole = math.modf(created)
+    micro = round(fraction * 1e6)
+    if micro >= 1_000_000:
+        whole, micro = whole + 1, micro - 1_000_000
+    elif micro < 0:  # before 1970
+        whole, micro = whole - 1, micro + 1_000_000
+    second = int(whole)
+    known = _second
+    if known[0] != second:
+        text = datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds")
+        known = _second = (second, text.removesuffix("+00:00"))
+    return f"{known[1]}.{micro // 1000:03d}+00:00"
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message and any `fields` given."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "time": utc_milliseconds(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -243,7 +267,20 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry, default=str).decode()
 
 
+def log_fields(logger: logging.Logger, message: str, fields: dict[str, Any]) -> None:
+    """`logger.info(message, extra={"fields": fields})` without looking up the caller's file
+    and line, which no line shows (a quarter of the cost of a request's log line)."""
+    if logger.isEnabledFor(logging.INFO):
+        extra = {"fields": fields}
+        logger.handle(
+            logger.makeRecord(logger.name, logging.INFO, "", 0, message, (), None, None, extra)
+        )
+
+
 def configure_logging(level: str = "info") -> None:
+    # Records need no thread or process names (JsonFormatter shows neither): looking them up
+    # is a tenth of the cost of a request's log line.
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
