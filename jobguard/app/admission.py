@@ -101,21 +101,40 @@ def _gvr(request: dict[str, Any]) -> tuple[str, str, str]:
     return group, version, name
 
 
+_REQUESTERS: dict[tuple[str, tuple[str, ...]], Requester] = {}
+"""Requesters already read (a cluster's writers are a few controllers and users), so that one
+is not built for every review: at most MAX_REQUESTERS (then emptied) of at most
+MAX_REQUESTER_CHARS characters each, so clients cannot fill memory with names."""
+MAX_REQUESTERS = 1024
+MAX_REQUESTER_CHARS = 4096
+_NOBODY = Requester()
+
+
 def _requester(request: dict[str, Any]) -> Requester:
     info = request.get("userInfo")
     if info is None:
-        return Requester()
+        return _NOBODY
     if not isinstance(info, dict):
         raise BadReview("request.userInfo must be an object")
     username = info.get("username") or ""
     groups = info.get("groups") or []
-    if (
-        not isinstance(username, str)
-        or not isinstance(groups, list)
-        or not all(isinstance(g, str) for g in groups)
-    ):
+    if not isinstance(username, str) or not isinstance(groups, list):
         raise BadReview("request.userInfo has a username or groups of the wrong type")
-    return Requester(username, tuple(groups))
+    key = (username, tuple(groups))
+    try:
+        known = _REQUESTERS.get(key)
+    except TypeError:  # an object or a list among the groups: unhashable, and not a string
+        known = None
+    if known is not None:  # only strings were kept, and no other value equals a string
+        return known
+    if not all(map(str.__instancecheck__, groups)):
+        raise BadReview("request.userInfo has a username or groups of the wrong type")
+    requester = Requester(username, key[1])
+    if len(username) + sum(map(len, groups)) <= MAX_REQUESTER_CHARS:
+        if len(_REQUESTERS) >= MAX_REQUESTERS:
+            _REQUESTERS.clear()
+        _REQUESTERS[key] = requester
+    return requester
 
 
 def parse_review(body: bytes) -> ParsedReview:
@@ -339,7 +358,7 @@ def _shortened(violation: Violation) -> Violation:
     return violation if error is violation.error else Violation(error, violation.enforcement)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built for every denial (see ParsedReview)
 class Bounded:
     """A verdict with at most MAX_CAUSES - 1 violations of each enforcement (the answer is built
     from it) and how many denials and warnings were left out."""
@@ -463,9 +482,12 @@ def handle_validate(body: bytes, settings: Settings) -> Outcome:
         # The object already went through the cluster's mutating stage (see validators.chain).
         verdict = admit(parsed.request, settings, Stage.VALIDATING).verdict
         assert verdict is not None  # the validating stage always judges
-        shown = bounded(verdict)
-        response = response_for(parsed.uid, shown.verdict)
-        shown.finish(response)
+        if verdict.violations:
+            shown = bounded(verdict)
+            response = response_for(parsed.uid, shown.verdict)
+            shown.finish(response)
+        else:  # most reviews: nothing to cut, warn of or annotate (response_for's answer)
+            response = {"uid": parsed.uid, "allowed": True}
         review = envelope(parsed, response)
     except Exception:  # a bug must not become a 5xx: deny with a clear, traceback-free reason
         log.exception("internal error judging request uid=%s", parsed.uid)

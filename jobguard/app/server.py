@@ -15,7 +15,8 @@ around each of them `_Connection` adds what the write path needs:
   connections at accept;
 - the stop, in Kubernetes' order (see `GracefulServer`).
 
-Responses carry `Connection: close` after a 408 or 413 and during the stop (`_CloseWhenDone`).
+Responses carry `Connection: close` after a 408 or 413 (the app's own header) and during the
+stop (`_CloseWhenDone`).
 """
 
 from __future__ import annotations
@@ -53,8 +54,6 @@ LINGER_SECONDS = 2.0
 """At most this long, after a close, the server reads what the client still sends."""
 LINGER_BYTES = 8 * 1024 * 1024
 """... and at most this much (above the default 7 MiB body cap: the rest of a refused body)."""
-CLOSE_AFTER = frozenset({408, 413})
-"""Statuses after which the connection is closed: the rest of the request was not read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,23 +119,26 @@ def rate_limit_logs(interval: float = 10.0) -> None:
 
 
 class _CloseWhenDone:
-    """ASGI middleware: `Connection: close` on responses after which the connection must not be
-    reused: 408 and 413 (the body was not read), and every response once stopping began, so
-    clients retire pooled connections cleanly instead of racing a close."""
+    """ASGI middleware: `Connection: close` on every response once stopping began, so clients
+    retire pooled connections cleanly instead of racing a close.
 
-    def __init__(self, app: Any, server: GracefulServer) -> None:
+    Until then requests pass straight through: a wrapped `send` per request costs half a
+    microsecond. A request already being served when stopping begins is marked by the server
+    (`GracefulServer.handle_exit`): httptools then adds the header itself; h11 does not, so
+    on h11 every request is wrapped (`every_request`)."""
+
+    def __init__(self, app: Any, server: GracefulServer, every_request: bool = False) -> None:
         self.app = app
         self.server = server
+        self.every_request = every_request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not (self.every_request or self.server.draining):
             await self.app(scope, receive, send)
             return
 
         async def send_closing(message: Message) -> None:
-            if message["type"] == "http.response.start" and (
-                self.server.draining or message["status"] in CLOSE_AFTER
-            ):
+            if message["type"] == "http.response.start" and self.server.draining:
                 headers = list(message.get("headers", ()))
                 if not any(name.lower() == b"connection" for name, _ in headers):
                     message = {**message, "headers": [*headers, (b"connection", b"close")]}
@@ -353,6 +355,13 @@ class _Connection(asyncio.Protocol):
         )
         self._close_now(abort=True)
 
+    def answer_last(self) -> None:
+        """Stopping began: a response not started yet is this connection's last (httptools
+        sends it with `Connection: close`, as _CloseWhenDone does for requests begun since)."""
+        cycle = _cycle(self.inner)
+        if cycle is not None and not cycle.response_started:
+            cycle.keep_alive = False
+
     def drain(self) -> None:
         """The listener is closed: finish the request in flight, give an idle connection a
         short grace for the request its client may be sending, then close."""
@@ -466,12 +475,19 @@ class GracefulServer(uvicorn.Server):
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.jobguard_app.state.ready = False
-        self.draining = True
+        self._start_draining()
         if self.stop_at is not None or self.options.shutdown_delay <= 0:
             super().handle_exit(sig, frame)  # a second signal: stop now
             return
         self._captured_signals.append(sig)
         self.stop_at = time.monotonic() + self.options.shutdown_delay
+
+    def _start_draining(self) -> None:
+        """Every response from now on carries `Connection: close` (see _CloseWhenDone)."""
+        if not self.draining:
+            self.draining = True
+            for connection in list(self.live):
+                connection.answer_last()
 
     async def on_tick(self, counter: int) -> bool:
         if self.stop_at is not None and time.monotonic() >= self.stop_at:
@@ -482,7 +498,7 @@ class GracefulServer(uvicorn.Server):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.options.grace_period
         self.jobguard_app.state.ready = False
-        self.draining = True
+        self._start_draining()
         log.info("stopping: closing the listener, draining %d connections", len(self.live))
         await self._close_listeners()
         self.stopping = True
@@ -548,7 +564,7 @@ def serve(app: Any, options: ServeOptions, ssl_context: ssl.SSLContext | None = 
         lifespan="on",
     )
     server = GracefulServer(config, app, options)
-    config.app = _CloseWhenDone(app, server)
+    config.app = _CloseWhenDone(app, server, every_request=http == "h11")
     # Everything loaded so far lives as long as the process: out of the cyclic collector's
     # full passes, which would otherwise walk it again and again (a pause in the tail latency).
     gc.collect()
