@@ -280,3 +280,23 @@ def test_every_wrong_field_at_once_in_the_order_written() -> None:
         "oldObject.spec.suspend",
         "oldObject.status.ready",
     ]
+
+
+def test_an_object_only_msgspec_refuses_is_refused_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the readers ever to disagree, the object is refused in msgspec's words at its
+    path, never judged on a half-read view."""
+    from pydantic import create_model
+
+    from jobguard.validators import model
+
+    accepts_anything = create_model("AcceptsAnything")
+    monkeypatch.setattr(model, "_error_model", lambda struct: accepts_anything)
+    raw = copy.deepcopy(STORED_JOB)
+    raw["spec"]["template"]["spec"]["containers"][0]["name"] = 7
+    with pytest.raises(ObjectDecodeError) as refused:
+        decode_job(raw, "oldObject")
+    field = "oldObject.spec.template.spec.containers[0].name"
+    assert refused.value.field == field
+    assert [(p.field, p.detail) for p in refused.value.problems] == [
+        (field, f"{field} in body: Expected `str`, got `int`")
+    ]
