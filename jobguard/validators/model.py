@@ -412,27 +412,46 @@ def _decode(struct: type[_StructT], raw: Any, prefix: str) -> _StructT:
     try:
         return msgspec.convert(raw, struct, strict=True, dec_hook=_dec_hook)
     except msgspec.ValidationError as refusal:
-        raise _refused(struct, raw, prefix, refusal) from None
+        return _after_refusal(struct, raw, prefix, refusal)
 
 
-def _refused(
-    struct: type[_Model], raw: dict[str, Any], prefix: str, refusal: msgspec.ValidationError
-) -> ObjectDecodeError:
+def _after_refusal(
+    struct: type[_StructT], raw: dict[str, Any], prefix: str, refusal: msgspec.ValidationError
+) -> _StructT:
     """Every wrong field of an object msgspec refused (it names only the first)."""
     from pydantic import ValidationError
 
     try:
         _error_model(struct).__pydantic_validator__.validate_python(raw)
     except ValidationError as exc:
-        return _decode_error(prefix, exc, raw)
-    # Both readers refuse the same objects (tests/test_model_decode.py); were pydantic ever to
-    # accept one, it is refused still, in msgspec's words at msgspec's path.
+        raise _decode_error(prefix, exc, raw) from None
+    # pydantic accepts what msgspec refuses in one case: a manifest's key that is not a string
+    # (YAML's `1: x`), which pydantic ignores as an unknown member. The API server gets it as
+    # the string YAML-to-JSON makes of it, an unknown field, dropped: read as that.
+    try:
+        return msgspec.convert(_string_keys(raw), struct, strict=True, dec_hook=_dec_hook)
+    except msgspec.ValidationError:
+        pass
+    # Both readers refuse the same objects otherwise (tests/test_model_decode.py); were pydantic
+    # ever to accept another, it is refused still, in msgspec's words at msgspec's path.
     message, _, at = str(refusal).partition(" - at `$")
     path = at.rstrip("`").lstrip(".")
     full = f"{prefix}.{path}" if prefix and path else (prefix or path)
-    return ObjectDecodeError(
+    raise ObjectDecodeError(
         full, message, (DecodeProblem(full, f"{full} in body: {message}", type_error=False),)
     )
+
+
+def _string_keys(value: Any) -> Any:
+    """`value` with every object key a string, as YAML-to-JSON conversion writes them."""
+    if isinstance(value, dict):
+        return {
+            key if isinstance(key, str) else json.dumps(key): _string_keys(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_string_keys(item) for item in value]
+    return value
 
 
 @functools.cache
