@@ -313,3 +313,19 @@ def test_a_manifests_key_that_is_not_a_string_is_an_unknown_field() -> None:
     raw["spec"]["template"]["spec"]["containers"][0][True] = "y"
     assert _same(decode_job(raw), _error_model(Job).model_validate(raw))
     assert decode_job(raw) == decode_job(STORED_JOB)
+
+
+def test_a_part_given_already_read_is_not_named_wrong() -> None:
+    """A status update's old spec is the new Job's Struct (pipeline._decode_old): when the old
+    object is refused for another field, only that field is named."""
+    stored = decode_job(STORED_JOB)
+    raw = {**copy.deepcopy(STORED_JOB), "spec": stored.spec, "status": stored.status}
+    raw["metadata"]["generation"] = "2"
+    with pytest.raises(ObjectDecodeError) as refused:
+        decode_job(raw, "oldObject")
+    assert [(p.field, p.detail) for p in refused.value.problems] == [
+        (
+            "oldObject.metadata.generation",
+            'oldObject.metadata.generation in body must be of type integer: "string"',
+        )
+    ]

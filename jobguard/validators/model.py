@@ -422,7 +422,7 @@ def _after_refusal(
     from pydantic import ValidationError
 
     try:
-        _error_model(struct).__pydantic_validator__.validate_python(raw)
+        _error_model(struct).__pydantic_validator__.validate_python(_read_parts_as_json(raw))
     except ValidationError as exc:
         raise _decode_error(prefix, exc, raw) from None
     # pydantic accepts what msgspec refuses in one case: a manifest's key that is not a string
@@ -440,6 +440,26 @@ def _after_refusal(
     raise ObjectDecodeError(
         full, message, (DecodeProblem(full, f"{full} in body: {message}", type_error=False),)
     )
+
+
+def _read_parts_as_json(raw: dict[str, Any]) -> dict[str, Any]:
+    """`raw` with the parts given as Structs already read (pipeline._decode_old's) as their
+    JSON: msgspec takes them as they are, pydantic's models would call them wrong objects."""
+    if not any(isinstance(value, msgspec.Struct) for value in raw.values()):
+        return raw
+    return {
+        key: msgspec.to_builtins(value, enc_hook=_enc_hook)
+        if isinstance(value, msgspec.Struct)
+        else value
+        for key, value in raw.items()
+    }
+
+
+def _enc_hook(value: Any) -> Any:
+    """Values of the types msgspec does not know, as JSON (metav1.Time as its text)."""
+    if isinstance(value, Time):
+        return value.text
+    raise NotImplementedError(type(value))
 
 
 def _string_keys(value: Any) -> Any:
