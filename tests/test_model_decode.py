@@ -329,3 +329,13 @@ def test_a_part_given_already_read_is_not_named_wrong() -> None:
             'oldObject.metadata.generation in body must be of type integer: "string"',
         )
     ]
+
+
+def test_a_key_json_cannot_write_is_an_unknown_field_too() -> None:
+    """A key of a type JSON has no word for (a date made by a YAML loader) does not crash the
+    decoder: it is an unknown field like any other."""
+    import datetime
+
+    raw = copy.deepcopy(STORED_JOB)
+    raw["spec"][datetime.date(2026, 1, 1)] = "x"
+    assert decode_job(raw) == decode_job(STORED_JOB)

@@ -466,7 +466,8 @@ def _string_keys(value: Any) -> Any:
     """`value` with every object key a string, as YAML-to-JSON conversion writes them."""
     if isinstance(value, dict):
         return {
-            key if isinstance(key, str) else json.dumps(key): _string_keys(item)
+            # (str for a key JSON has no word for: any string is an unknown field alike.)
+            key if isinstance(key, str) else json.dumps(key, default=str): _string_keys(item)
             for key, item in value.items()
         }
     if isinstance(value, list):
