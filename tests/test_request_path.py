@@ -140,6 +140,15 @@ def test_kept_requesters_are_bounded_in_number_and_size() -> None:
         assert len(admission._REQUESTERS) <= MAX_REQUESTERS
 
 
+def test_a_requester_of_many_empty_groups_is_not_kept() -> None:
+    """Each group holds a place in the kept tuple, however short its name: many empty ones
+    would otherwise keep megabytes a requester under the size bound."""
+    groups = [""] * (MAX_REQUESTER_CHARS + 1)
+    parsed = parse_review(user_review("many-groups", groups))
+    assert parsed.request.requester.groups == tuple(groups)
+    assert ("many-groups", tuple(groups)) not in admission._REQUESTERS
+
+
 # --- metrics counted in plain Python -------------------------------------------------------------
 
 

@@ -130,7 +130,8 @@ def _requester(request: dict[str, Any]) -> Requester:
     if not all(map(str.__instancecheck__, groups)):
         raise BadReview("request.userInfo has a username or groups of the wrong type")
     requester = Requester(username, key[1])
-    if len(username) + sum(map(len, groups)) <= MAX_REQUESTER_CHARS:
+    # A group counts a character at least: it holds a place in the tuple however short.
+    if len(username) + len(groups) + sum(map(len, groups)) <= MAX_REQUESTER_CHARS:
         if len(_REQUESTERS) >= MAX_REQUESTERS:
             _REQUESTERS.clear()
         _REQUESTERS[key] = requester
