@@ -20,7 +20,9 @@ from jobguard.validators.model import (
     Job,
     ObjectDecodeError,
     Time,
+    _dec_hook,
     _error_model,
+    _string_keys,
     _without_nulls,
     decode_cronjob,
     decode_job,
@@ -189,6 +191,11 @@ def _agree(kind: type[msgspec.Struct], raw: dict[str, Any]) -> None:
             for p in refused.problems
         ), refused.problems
         return
+    try:
+        msgspec.convert(as_decoded, kind, strict=True, dec_hook=_dec_hook)
+    except msgspec.ValidationError:
+        # Read again with its keys as strings (YAML's `1: x` as the API server gets it).
+        as_decoded = _string_keys(as_decoded)
     assert _same(read, _error_model(kind).model_validate(as_decoded))
 
 
