@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import signal
@@ -20,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from jobguard.app.main import ServerOptions, create_app
 from jobguard.app.observability import JsonFormatter
+from tests.asgi import drive
 from tests.builders import job
 from tests.reviews import review
 from tests.servers import (
@@ -169,30 +169,12 @@ def call(
     delay: float = 0.0,
 ) -> tuple[int, dict[str, Any], int]:
     """Status, JSON body and how many body chunks the app read."""
-    reads = 0
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        nonlocal reads
-        if delay:
-            await asyncio.sleep(delay)
-        index = reads
-        reads += 1
-        return {"type": "http.request", "body": chunks[index], "more_body": index < len(chunks) - 1}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/validate",
-        "headers": headers,
-        "query_string": query,
-    }
-    asyncio.run(app(scope, receive, send))
-    status = sent[0]["status"]
-    return status, orjson.loads(sent[1]["body"]), reads
+    messages = [
+        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
+        for i, chunk in enumerate(chunks)
+    ]
+    sent = drive(app, messages, query, headers, delay)
+    return sent[0]["status"], orjson.loads(sent[1]["body"]), len(chunks) - len(messages)
 
 
 def test_declared_oversized_body_is_refused_unread() -> None:

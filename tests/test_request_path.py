@@ -37,6 +37,7 @@ from jobguard.app.observability import (
 )
 from jobguard.app.server import GracefulServer, _CloseWhenDone, _Connection
 from jobguard.validators import Enforcement, Settings, Stage, admit
+from tests.asgi import drive
 from tests.builders import job
 from tests.reviews import review
 
@@ -217,29 +218,6 @@ def test_request_metrics_are_exposed_as_prometheus_client_would() -> None:
 
 
 # --- the body, the answer and the refusals at the ASGI level ------------------------------------
-
-
-def drive(
-    app: Any, messages: list[dict[str, Any]], query: bytes = b"", headers: Any = ()
-) -> list[dict[str, Any]]:
-    sent: list[dict[str, Any]] = []
-    pending = list(messages)
-
-    async def receive() -> dict[str, Any]:
-        return pending.pop(0)
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/validate",
-        "headers": list(headers),
-        "query_string": query,
-    }
-    asyncio.run(app(scope, receive, send))
-    return sent
 
 
 def test_a_body_in_one_message_or_many_gets_the_same_answer() -> None:

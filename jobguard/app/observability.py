@@ -183,6 +183,9 @@ class Metrics:
         )
         self.build_info.labels(__version__, platform.python_version()).set(1)
         self.request_metrics = RequestMetrics(self.registry)
+        # Counting on the hot path goes straight to RequestMetrics (no forwarding call).
+        self.count_request = self.request_metrics.count
+        self.count_violations = self.request_metrics.count_violations
         self.config_reloads = Counter(
             "jobguard_config_reloads_total",
             "Configuration reloads by result.",
@@ -202,22 +205,6 @@ class Metrics:
         )
         self._not_after: float | None = None
         self.certificate_expiry.set_function(self._seconds_left)
-
-    def count_request(
-        self,
-        endpoint: str,
-        operation: str,
-        resource: str,
-        subresource: str,
-        verdict: str,
-        seconds: float,
-    ) -> None:
-        """Count one request and observe its latency (hot path: see RequestMetrics)."""
-        self.request_metrics.count(endpoint, operation, resource, subresource, verdict, seconds)
-
-    def count_violations(self, rule: str, enforcement: str, count: int) -> None:
-        """Count a rule's violations in one request (hot path: see RequestMetrics)."""
-        self.request_metrics.count_violations(rule, enforcement, count)
 
     def _seconds_left(self) -> float:
         return float("nan") if self._not_after is None else self._not_after - time.time()
