@@ -140,6 +140,46 @@ def tail(settings: Settings, count: int) -> dict[str, tuple[float, float, float]
     return out
 
 
+FIRST_REFUSAL = """
+import time
+from jobguard.validators.model import ObjectDecodeError, decode_job
+started = time.perf_counter()
+try:
+    decode_job({"spec": {"completions": "3"}})
+except ObjectDecodeError:
+    pass
+print((time.perf_counter() - started) * 1000)
+"""
+
+
+def decode_costs() -> dict[str, float]:
+    """Microseconds to read the HTTP bench's stored Job with msgspec's Structs and with the
+    pydantic models made from them (which read a refused object again), best of 5 runs of
+    5,000; and milliseconds of a new process's first refusal (pydantic imported, models made)."""
+    import subprocess
+    import sys
+    import timeit
+
+    from bench.bench_http import reviews
+    from jobguard.validators.model import Job, _error_model, decode_job
+
+    stored = orjson.loads(reviews()["job-update"])["request"]["oldObject"]
+    validator = _error_model(Job).__pydantic_validator__
+    runs = {
+        "msgspec Structs (decode_job)": lambda: decode_job(stored),
+        "pydantic models (the refusal path)": lambda: validator.validate_python(stored),
+    }
+    out = {
+        name: min(timeit.repeat(run, number=5000, repeat=5)) / 5000 * 1e6
+        for name, run in runs.items()
+    }
+    first = subprocess.run(
+        [sys.executable, "-c", FIRST_REFUSAL], capture_output=True, text=True, check=True
+    )
+    out["first refusal in a process, ms"] = float(first.stdout)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=2.0)
@@ -154,7 +194,16 @@ def main() -> None:
         metavar="N",
         help="p50/p99/p99.9 of N reviews of each normal HTTP bench review, one by one",
     )
+    parser.add_argument(
+        "--decode",
+        action="store_true",
+        help="microseconds to read a stored Job: msgspec against the pydantic refusal path",
+    )
     args = parser.parse_args()
+    if args.decode:
+        for name, value in decode_costs().items():
+            print(f"{name:40} {value:8.1f}")
+        return
     if args.tail:
         for name, (p50, p99, p999) in tail(Settings(), args.tail).items():
             print(f"{name:32} p50 {p50:7.1f}  p99 {p99:7.1f}  p99.9 {p999:7.1f} us")

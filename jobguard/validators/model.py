@@ -6,9 +6,9 @@ not read are ignored here, as the API server drops fields its types do not know.
 compare whole parts semantically (pod template, selector) read the prepared JSON through
 `JobJson` instead.
 
-The views are msgspec Structs: converting a Job's JSON into them costs a quarter of building
-pydantic models (1.5 against 6 us for a stored Job). msgspec stops at the first wrong field, so
-an object it refuses is read again by pydantic models made from the same Structs
+The views are msgspec Structs: converting a Job's JSON into them costs about a third of
+building pydantic models (bench/README.md, "Decoding with msgspec"). msgspec stops at the first
+wrong field, so an object it refuses is read again by pydantic models made from the same Structs
 (`_error_model`), which name every wrong field at once; `describe` words pydantic's errors as
 the API server's OpenAPI validation words them.
 """
