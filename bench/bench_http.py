@@ -34,6 +34,7 @@ import httpx
 
 from bench.bench_stop import jobguard_command, source_tree
 from bench.payloads import QUEUE_LABEL, kueue_job, review_bytes
+from jobguard import build
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -377,6 +378,13 @@ def main() -> None:
     )
     parser.add_argument("--only", nargs="*", help="review names to measure (default: all)")
     parser.add_argument(
+        "--results-dir",
+        type=Path,
+        default=RESULTS,
+        help="where the JSON record goes (make bench-http: the source tree's, measuring the "
+        "compiled copy)",
+    )
+    parser.add_argument(
         "--asyncio-floor",
         action="store_true",
         help="also run the floor on asyncio's loop (the floor's stack before uvloop)",
@@ -488,13 +496,16 @@ def main() -> None:
             "load_average": os.getloadavg(),
         },
         "stack": {"loop": loop, "http": http},
-        "settings": vars(args),
+        # The tree measured: the compiled build (make bench-http) or the Python one; a
+        # --baseline revision always runs as Python.
+        "build": build(),
+        "settings": {**vars(args), "results_dir": str(args.results_dir)},
         "results": results,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"http-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    out = args.results_dir / f"http-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"stack: {loop} + {http} (floor and jobguard)")
+    print(f"stack: {loop} + {http} (floor and jobguard); jobguard's build: {build()}")
     print(
         f"{'review':30} {'bytes':>7} {'server':9} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7}"
         f" {'@' + str(args.rate) + '/s p50':>10} {'p99':>7}"
@@ -517,7 +528,7 @@ def main() -> None:
                     f"{'':30} {'':7} {server} / {floor_name}:"
                     f" {row[f'{server}_ratio_to_floor{suffix}']:.2f} (rounds: {rounds})"
                 )
-    print(f"written: {out.relative_to(ROOT)}")
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":

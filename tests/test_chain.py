@@ -13,7 +13,6 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from jobguard.app import admission
 from jobguard.app.admission import handle_mutate, handle_validate
 from jobguard.app.cli import main
 from jobguard.app.config import load_config, parse_config
@@ -27,6 +26,7 @@ from jobguard.validators import (
     Stage,
     admit,
     evaluate,
+    pipeline,
 )
 from jobguard.validators.context import JobContext
 from tests.builders import job
@@ -308,11 +308,15 @@ def test_results_of_webhook_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (refused.result, refused.status, refused.review) == ("bad_request", 400, None)
     assert refused.payload == {"error": "body must be a JSON object (an AdmissionReview)"}
     assert handle_mutate(good, settings).result == "allowed"
+    queued = orjson.dumps(review(queued_job(namespace="default")))
+    assert handle_mutate(queued, queued_settings()).patched  # a stage that decodes the Job
 
     def broken(*_args: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(admission, "admit", broken)
+    # A bug deep in the chain. The decoder is patched where the pipeline looks it up: in the
+    # compiled build the chain's own functions call each other directly, past module globals.
+    monkeypatch.setattr(pipeline, "decode_job", broken)
     failed = handle_validate(good, settings)
     assert failed.result == "error" and failed.status == 200 and failed.verdict is None
     assert failed.review is not None and failed.review["response"] == {
@@ -325,6 +329,6 @@ def test_results_of_webhook_calls(monkeypatch: pytest.MonkeyPatch) -> None:
             "code": 400,
         },
     }
-    unmutated = handle_mutate(good, settings)
+    unmutated = handle_mutate(queued, queued_settings())
     assert unmutated.result == "error" and unmutated.review is not None
     assert unmutated.review["response"] == {"uid": "uid-1", "allowed": True}

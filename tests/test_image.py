@@ -86,3 +86,9 @@ def test_chart_arguments_are_accepted_by_the_entrypoint() -> None:
     parsed = build_parser().parse_args(["serve", *args])
     assert parsed.client_ca_file == "/etc/jobguard/client-ca/ca.crt"
     assert parsed.config == "/etc/jobguard/config/config.yaml"
+
+
+def test_the_image_installs_the_compiled_build_and_checks_it() -> None:
+    build = " ".join(rest for keyword, rest in _stages()[0] if keyword == "RUN")
+    assert "JOBGUARD_COMPILE=1" in build and "--no-build-isolation" in build
+    assert "jobguard.build() != 'mypyc'" in build  # the stage fails on a Python-only install

@@ -17,9 +17,11 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
+import jobguard
 from jobguard.app.main import ServerOptions, create_app
 from jobguard.app.observability import JsonFormatter
 from tests.asgi import drive
+from tests.build import EXPECTED_BUILD
 from tests.builders import job
 from tests.reviews import review
 from tests.servers import (
@@ -313,7 +315,7 @@ def test_bad_request_log_lines_carry_the_reason(caplog: pytest.LogCaptureFixture
 def test_build_info_and_process_metrics() -> None:
     with TestClient(create_app()) as client:
         text = client.get("/metrics").text
-    assert metric(text, "jobguard_build_info", version="0.1.0") == 1
+    assert metric(text, "jobguard_build_info", version="0.1.0", build=EXPECTED_BUILD) == 1
     assert metric(text, "process_resident_memory_bytes") > 0
     assert metric(text, "process_cpu_seconds_total") > 0
     assert metric(text, "process_open_fds") > 0
@@ -357,6 +359,7 @@ def test_serve_logs_its_configuration_then_ready_once_the_port_is_bound(tmp_path
     messages = [e["msg"] for e in entries]
     loaded = entries[messages.index("configuration loaded")]
     assert loaded["config"] == str(config)
+    assert (loaded["version"], loaded["build"]) == (jobguard.__version__, EXPECTED_BUILD)
     assert loaded["digest"] == digest(load_config(str(config)).to_settings())
     ready = messages.index("jobguard ready (kubernetesVersion 1.34)")
     bound = next(i for i, m in enumerate(messages) if m.startswith("Uvicorn running on"))

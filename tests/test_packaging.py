@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
@@ -14,14 +15,16 @@ import pytest
 
 import jobguard
 from jobguard.validators import SUPPORTED_VERSIONS
+from tests.build import EXPECTED_BUILD
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELS = Path(sys.prefix) / "wheels"  # filled by `make venv` (pip download validators)
+# The wheel is built, installed and probed on its own: not beside the tree PYTHONPATH may point
+# at (the compiled build's suite runs with one).
+CLEAN_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
+def build_wheel(out: Path, env: dict[str, str]) -> Path:
     subprocess.run(
         [
             sys.executable,
@@ -36,11 +39,46 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(out),
             str(ROOT),
         ],
+        env=env,
         check=True,
         capture_output=True,
     )
     (built,) = out.glob("jobguard-*.whl")
     return built
+
+
+def install_into_clean_venv(env_dir: Path, *wheels: Path) -> Path:
+    """A venv holding only `wheels`, installed in that order, and jobguard's dependencies from
+    the dev venv (after its own packages). Returns its site-packages."""
+    venv.create(env_dir, with_pip=False)
+    for target in wheels:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(env_dir / "bin" / "python"),
+                "install",
+                "-q",
+                "--no-deps",
+                "--no-index",
+                str(target),
+            ],
+            env=CLEAN_ENV,
+            check=True,
+            capture_output=True,
+        )
+    # Added only now, so that pip above saw nothing installed.
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    dev_site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
+    (site / "dev-dependencies.pth").write_text(f"{dev_site}\n")
+    return site
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("dist"), CLEAN_ENV)
 
 
 def test_pypi_validators_and_jobguard_import_side_by_side() -> None:
@@ -84,30 +122,10 @@ def test_wheel_installs_into_a_clean_venv_beside_pypi_validators(
 ) -> None:
     (theirs,) = WHEELS.glob("validators-*.whl")  # missing: run `make venv` again
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
-    for target in [theirs, wheel] if validators_first else [wheel, theirs]:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "--python",
-                str(python),
-                "install",
-                "-q",
-                "--no-deps",
-                "--no-index",
-                str(target),
-            ],
-            check=True,
-            capture_output=True,
-        )
-    # jobguard's own dependencies come from the dev venv, after the clean venv's packages (added
-    # only now, so that pip above saw nothing installed).
-    site = next((env_dir / "lib").glob("python3*/site-packages"))
-    dev_site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
-    (site / "dev-dependencies.pth").write_text(f"{dev_site}\n")
+    site = install_into_clean_venv(
+        env_dir, *([theirs, wheel] if validators_first else [wheel, theirs])
+    )
     probe = (
         "import validators, jobguard.validators as jv, jobguard;"
         "from pathlib import Path;"
@@ -120,15 +138,61 @@ def test_wheel_installs_into_a_clean_venv_beside_pypi_validators(
         "print(len(jv.RULES))"
     )
     ran = subprocess.run(
-        [str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False
+        [str(python), "-c", probe],
+        cwd=tmp_path,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert ran.returncode == 0, ran.stderr
     assert int(ran.stdout) == len(jobguard.validators.RULES)
     version = subprocess.run(
-        [str(env_dir / "bin" / "jobguard"), "--version"], capture_output=True, text=True, check=True
+        [str(env_dir / "bin" / "jobguard"), "--version"],
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert version.stdout.strip() == f"jobguard {jobguard.__version__}"
     module = subprocess.run(
-        [str(python), "-m", "jobguard", "--version"], cwd=tmp_path, capture_output=True, text=True
+        [str(python), "-m", "jobguard", "--version"],
+        cwd=tmp_path,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
     )
     assert module.stdout.strip() == f"jobguard {jobguard.__version__}"
+
+
+@pytest.mark.skipif(
+    EXPECTED_BUILD != "mypyc", reason="compiles with mypyc (a minute): `make unit-compiled` runs it"
+)
+def test_the_compiled_wheel_runs_compiled_in_a_clean_venv(tmp_path: Path) -> None:
+    """`JOBGUARD_COMPILE=1 pip install --no-build-isolation .` (README, Dockerfile), as a wheel."""
+    built = build_wheel(tmp_path / "dist", {**CLEAN_ENV, "JOBGUARD_COMPILE": "1"})
+    with zipfile.ZipFile(built) as archive:
+        extensions = {name.split(".")[0] for name in archive.namelist() if name.endswith(".so")}
+    assert {"jobguard/validators/chain", "jobguard/app/admission"} <= extensions
+    assert "jobguard/validators/model" not in extensions  # msgspec Structs stay Python
+    env_dir = tmp_path / "venv"
+    install_into_clean_venv(env_dir, built)
+    probe = "import jobguard, jobguard.validators as jv; print(jobguard.build(), len(jv.RULES))"
+    ran = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-c", probe],
+        cwd=tmp_path,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ran.stdout.split() == ["mypyc", str(len(jobguard.validators.RULES))]
+    cases = ROOT / "tests/data/cases/tm"
+    old, new = cases / "running.yaml", cases / "running-node-selector.yaml"
+    check = subprocess.run(
+        [str(env_dir / "bin" / "jobguard"), "check", "--old", str(old), str(new)],
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 1 and "TM-001" in check.stdout, check.stdout + check.stderr

@@ -203,7 +203,9 @@ def test_warnings_escape_control_characters() -> None:
     ]
 
 
-def test_deeply_nested_unknown_fields_are_refused_not_crashed() -> None:
+def test_deeply_nested_unknown_fields_are_judged_not_crashed() -> None:
+    """Refused (the pure build meets Python's recursion limit) or allowed (the compiled build
+    walks it; the API server drops the unknown field): never an internal error."""
     old = job(suspend=True)
     new = copy.deepcopy(old)
     new["spec"]["template"]["spec"]["extra"] = "DEEP"
@@ -214,5 +216,5 @@ def test_deeply_nested_unknown_fields_are_refused_not_crashed() -> None:
     outcome = handle_validate(body, Settings())
     assert outcome.status in (200, 400)
     assert "could not judge" not in orjson.dumps(outcome.payload).decode()
-    if outcome.review is not None:
+    if outcome.review is not None and not outcome.review["response"]["allowed"]:
         assert outcome.review["response"]["status"]["code"] in (400, 422)

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from jobguard import __version__
+from jobguard import __version__, build
 from jobguard.app.config import (
     CONFIG_ENV,
     ConfigError,
@@ -73,7 +73,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     path = args.config or os.environ.get(CONFIG_ENV) or None
     log.info(
         "configuration loaded",
-        extra={"fields": log_fields(config.to_settings(cluster_version), path)},
+        extra={
+            "fields": {
+                "version": __version__,
+                "build": build(),
+                **log_fields(config.to_settings(cluster_version), path),
+            }
+        },
     )
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         print("jobguard: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)

@@ -75,7 +75,7 @@ def check_time_zone(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> li
 
 def check_concurrency_policy(spec: dict[str, Any]) -> list[FieldError]:
     policy = spec.get("concurrencyPolicy")
-    if not isinstance(policy, str) or policy in ("", *CONCURRENCY_POLICIES):
+    if not isinstance(policy, str) or policy == "" or policy in CONCURRENCY_POLICIES:
         return []
     return [not_supported("CS-003", "spec.concurrencyPolicy", policy, CONCURRENCY_POLICIES)]
 
