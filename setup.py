@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 # model.py holds msgspec Structs, which mypyc cannot compile (it would make them native
 # classes); it stays Python and the compiled modules call it as they would any library.
 NOT_COMPILED = {"jobguard/validators/model.py"}
-COMPILED_APP_MODULES = ["jobguard/app/admission.py"]
+COMPILED_APP_MODULES = ["jobguard/app/admission.py", "jobguard/app/webhook.py"]
 
 
 def compiled_sources() -> list[str]:

@@ -259,10 +259,44 @@ def _median(runs: list[dict[str, float]], key: str = "requests_per_second") -> d
     return ordered[len(ordered) // 2]
 
 
+class Cores:
+    """Where the servers and the load generators run. By default (on 2 CPUs or more) every
+    server on the last CPU and wrk and hey on the others: the servers are measured on one core,
+    as the issue's figures are, and the scheduler cannot move a server onto the load generator's
+    core mid-run (that drift made rounds differ by a fifth). `--no-pin` leaves it to the OS."""
+
+    def __init__(self, pin: bool) -> None:
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        self.pinned = pin and len(cpus) >= 2
+        self.server = {cpus[-1]} if self.pinned else set(cpus)
+        self.load = set(cpus[:-1]) if self.pinned else set(cpus)
+
+    def _pin(self, cpus: set[int]) -> Any:
+        return (lambda: os.sched_setaffinity(0, cpus)) if self.pinned else None
+
+    def for_server(self) -> Any:
+        return self._pin(self.server)
+
+    def for_load(self) -> Any:
+        return self._pin(self.load)
+
+    def describe(self) -> dict[str, Any]:
+        return {"pinned": self.pinned, "servers": sorted(self.server), "load": sorted(self.load)}
+
+
+CORES = Cores(pin=False)
+"""Set by main() from --no-pin."""
+
+
 def _start(command: list[str], url: str, ca: str, cwd: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "JOBGUARD_CONFIG": ""}
     proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=CORES.for_server(),
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -305,6 +339,7 @@ def wrk(url: str, body_file: str, seconds: int, connections: int) -> dict[str, f
     script.write_text(_WRK_LUA.replace("{body}", body_file).replace("{start}", "200000"))
     out = subprocess.run(
         ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        preexec_fn=CORES.for_load(),
         capture_output=True,
         text=True,
         check=True,
@@ -340,6 +375,7 @@ def hey(url: str, body_file: str, seconds: int, rate: int) -> dict[str, float]:
             body_file,
             url,
         ],
+        preexec_fn=CORES.for_load(),
         capture_output=True,
         text=True,
         check=True,
@@ -389,7 +425,14 @@ def main() -> None:
         action="store_true",
         help="also run the floor on asyncio's loop (the floor's stack before uvloop)",
     )
+    parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="let the OS place servers and load generators (default: servers on the last CPU)",
+    )
     args = parser.parse_args()
+    global CORES
+    CORES = Cores(pin=not args.no_pin)
     for tool in ("wrk", "hey"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is missing: apt-get install -y wrk hey (make bench-http)")
@@ -496,6 +539,7 @@ def main() -> None:
             "load_average": os.getloadavg(),
         },
         "stack": {"loop": loop, "http": http},
+        "cores": CORES.describe(),
         # The tree measured: the compiled build (make bench-http) or the Python one; a
         # --baseline revision always runs as Python.
         "build": build(),

@@ -44,8 +44,15 @@ def source_tree(ref: str | None) -> Iterator[Path]:
         yield ROOT
         return
     with tempfile.TemporaryDirectory() as tmp:
+        # The repository's top: this tree may be the compiled copy inside it (build/compiled).
+        top = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", ref, "jobguard"], check=True, capture_output=True
+            ["git", "-C", top, "archive", ref, "jobguard"], check=True, capture_output=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         yield Path(tmp)

@@ -369,7 +369,7 @@ def test_serve_logs_its_configuration_then_ready_once_the_port_is_bound(tmp_path
 def test_large_bodies_are_judged_with_the_cyclic_collector_paused_and_resumed() -> None:
     import gc
 
-    from jobguard.app.main import _without_collector
+    from jobguard.app.webhook import _without_collector
     from jobguard.validators import Settings
 
     during: list[bool] = []
@@ -385,7 +385,7 @@ def test_large_bodies_are_judged_with_the_cyclic_collector_paused_and_resumed() 
 
 
 def test_large_bodies_with_few_strings_are_judged_on_the_loop() -> None:
-    from jobguard.app.main import INLINE_BODY_BYTES, judged_inline
+    from jobguard.app.webhook import INLINE_BODY_BYTES, judged_inline
 
     lists = {
         "completedIndexes": ",".join(str(i) for i in range(0, 24_000, 2)),  # 64 KiB each

@@ -1,0 +1,345 @@
+"""The webhook endpoints on the request path (`WebhookApp`): POST /validate and /mutate with a
+raw body, one orjson parse and the admission chain; everything else goes to the FastAPI app
+that `jobguard.app.main.create_app` builds around it.
+
+Compiled with the rule library in the compiled build (setup.py): the code every Job write runs
+through, so no FastAPI route functions or async generators here (mypyc compiles neither in a
+way FastAPI or contextlib could use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+import orjson
+from fastapi import FastAPI
+
+from jobguard.app.admission import RULE_AND_ENFORCEMENT, Outcome, handle_mutate, handle_validate
+from jobguard.app.observability import Metrics, log_fields
+from jobguard.validators import Enforcement, Operation, Settings
+
+request_log = logging.getLogger("jobguard.requests")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_KNOWN_RESOURCES = frozenset({"jobs", "cronjobs"})
+_KNOWN_SUBRESOURCES = frozenset({"", "status"})
+_OPERATION_LABELS = {operation: operation.value for operation in Operation}
+_ENFORCEMENT_LABELS = {enforcement: enforcement.value for enforcement in Enforcement}
+_TIMEOUT_PARAM = re.compile(rb"(?:^|&)timeout=(\d+)s(?:&|$)")
+INLINE_BODY_BYTES = 256 * 1024
+"""Bodies up to this size (every real Job and most status updates) are judged on the event
+loop; larger ones in `_LARGE` (see bench/README.md, "pathological bodies") unless they hold
+at most INLINE_STRINGS strings."""
+INLINE_STRINGS = 20_000
+"""What rules iterate over is strings (UIDs, labels, names): a body with few of them, such as
+a status update with 64 KiB index lists in both objects, is judged on the loop whatever its
+size (a worker thread costs such a request more than judging it: two hand-overs of the
+interpreter lock); 20,000 strings are judged in a few milliseconds."""
+_LARGE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobguard-large")
+HANDLERS: dict[str, Callable[[bytes, Settings], Outcome]] = {
+    "/validate": handle_validate,
+    "/mutate": handle_mutate,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    max_body_bytes: int = 7 * 1024 * 1024
+    """Larger bodies get 413 without being read (etcd keeps objects under 1.5 MiB)."""
+    body_timeout: float = 10.0
+    """Seconds a client may take to send a body (less when the API server's budget is less)."""
+    log_bodies: bool = False
+    """Log request objects (they can hold secrets in env values): for debugging only."""
+    health_port: int = 0
+    """Also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for
+    probes and scrapers that cannot present the client certificate TLS may require."""
+    health_host: str = "0.0.0.0"
+
+
+class WebhookApp:
+    """ASGI entry point: the webhook endpoints directly, everything else through FastAPI."""
+
+    def __init__(
+        self, api: FastAPI, options: ServerOptions, metrics: Metrics, state: dict[str, Any]
+    ) -> None:
+        self.api = api
+        self.options = options
+        self.metrics = metrics
+        self._state = state
+        """What `api.state` holds (`State(state)`): `settings` is read from it as a dict item,
+        as Starlette's State looks attributes up in Python (a third of a microsecond)."""
+        self._deadlines = _BodyDeadlines()
+        self._too_large = f"body exceeds {options.max_body_bytes} bytes"
+        self._budgets: dict[bytes, float] = {}
+
+    @property
+    def state(self) -> Any:
+        return self.api.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The webhook endpoints in this one coroutine: every await of a helper coroutine and
+        # every message built per request is paid on every Job write.
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in HANDLERS:
+            await self.api(scope, receive, send)
+            return
+        endpoint = scope["path"]
+        started = perf_counter()
+        options = self.options
+        declared = _content_length(scope)
+        if declared is not None and declared > options.max_body_bytes:
+            await self._refuse(send, endpoint, 413, "too_large", self._too_large, started)
+            return
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        assert task is not None  # ASGI apps run in a task
+        budget = self._budget(scope)
+        deadlines = self._deadlines
+        deadlines.watch(task, loop, budget)
+        try:
+            try:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Disconnected
+                body = message.get("body", b"")
+                if len(body) > options.max_body_bytes:
+                    raise _TooLarge
+                if message.get("more_body", False):
+                    body = await self._read_rest(receive, body)
+            finally:
+                timed_out = deadlines.done(task)
+        except asyncio.CancelledError:
+            if not timed_out:
+                raise
+            task.uncancel()
+            reason = f"body not received within {budget:g}s"
+            await self._refuse(send, endpoint, 408, "timeout", reason, started)
+            return
+        except _TooLarge:
+            await self._refuse(send, endpoint, 413, "too_large", self._too_large, started)
+            return
+        except _Disconnected:
+            return
+        handler, settings = HANDLERS[endpoint], self._state["settings"]
+        if judged_inline(body):
+            outcome = handler(body, settings)
+            await _respond(send, outcome.status, outcome.payload)
+            self._observe(endpoint, outcome, perf_counter() - started, body)
+            return
+        # A large body can take up to a second: judged off the event loop, so other requests
+        # wait milliseconds, not the whole judgement; one at a time, so memory stays bounded.
+        outcome = await loop.run_in_executor(_LARGE, _without_collector, handler, body, settings)
+        await _respond(send, outcome.status, outcome.payload)
+        seconds = perf_counter() - started
+        await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
+
+    async def _refuse(
+        self, send: Send, endpoint: str, status: int, verdict: str, reason: str, started: float
+    ) -> None:
+        """Answer a body that was not read (413, 408): counted and logged with its reason. The
+        connection is closed after it (the rest of the body would be read as a request)."""
+        await _respond(send, status, {"error": reason}, close=True)
+        seconds = perf_counter() - started
+        self.metrics.count_request(endpoint.strip("/"), "", "other", "", verdict, seconds)
+        fields = {"endpoint": endpoint.strip("/"), "verdict": verdict, "reason": reason}
+        request_log.info("admission request refused", extra={"fields": fields})
+
+    def _budget(self, scope: Scope) -> float:
+        """The API server's `?timeout=Ns` (time left for the call), capped by our own limit."""
+        query = scope.get("query_string", b"")
+        budget = self._budgets.get(query)
+        if budget is None:
+            match = _TIMEOUT_PARAM.search(query)
+            limit = self.options.body_timeout
+            budget = min(limit, float(match.group(1))) if match else limit
+            # An API server sends one query per webhook: kept, and never more than a few.
+            if len(self._budgets) < 64:
+                self._budgets[query] = budget
+        return budget
+
+    async def _read_rest(self, receive: Receive, first: bytes) -> bytes:
+        """The body after its first message (`first`), which said more was coming."""
+        chunks = [first]
+        size = len(first)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.options.max_body_bytes:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _observe(self, endpoint: str, outcome: Outcome, seconds: float, body: bytes) -> None:
+        parsed = outcome.parsed
+        request = parsed.request if parsed is not None else None
+        verdict = outcome.result
+        if parsed is None or request is None:
+            self.metrics.count_request(endpoint.strip("/"), "", "other", "", verdict, seconds)
+        else:
+            # Label values from the request are bounded to known ones: a client must not be
+            # able to create series at will.
+            resource, subresource = parsed.resource, request.subresource
+            self.metrics.count_request(
+                endpoint.strip("/"),
+                _OPERATION_LABELS[request.operation],
+                resource if resource in _KNOWN_RESOURCES else "other",
+                subresource if subresource in _KNOWN_SUBRESOURCES else "other",
+                verdict,
+                seconds,
+            )
+        # Counted per rule (a request can carry 250,000 violations of one rule); the log names
+        # each rule that fired once.
+        judged = outcome.verdict
+        fired: dict[tuple[str, Enforcement], int] = {}
+        if judged is not None and judged.violations:
+            # A single violation is its own unique list (as response_for has it).
+            violations = judged.violations if len(judged.violations) == 1 else judged.unique()
+            for violation in violations:
+                key = RULE_AND_ENFORCEMENT(violation)
+                fired[key] = fired.get(key, 0) + violation.error.stands_for
+            for (rule, enforcement), count in fired.items():
+                self.metrics.count_violations(rule, _ENFORCEMENT_LABELS[enforcement], count)
+        if not request_log.isEnabledFor(logging.INFO):
+            return
+        rules = list(dict.fromkeys(rule for rule, _ in fired))
+        fields: dict[str, Any] = {
+            "endpoint": endpoint.strip("/"),
+            "verdict": verdict,
+            "latency_ms": round(seconds * 1000, 3),
+        }
+        if request is not None and parsed is not None:
+            fields.update(
+                uid=parsed.uid,
+                kind=request.kind,
+                namespace=request.namespace,
+                name=outcome.verdict.name if outcome.verdict is not None else request.name,
+                operation=request.operation.value,
+                subresource=request.subresource,
+                user=request.requester.username,
+                dry_run=request.dry_run,
+                rules=rules,
+            )
+        if outcome.error is not None:
+            fields["reason"] = outcome.error
+        if outcome.patched:
+            fields["patched"] = True
+        if self.options.log_bodies:
+            fields["body"] = body.decode("utf-8", "replace")
+        log_fields(request_log, "admission request", fields)
+
+
+def judged_inline(body: bytes) -> bool:
+    """Whether a body is judged on the event loop (see INLINE_BODY_BYTES, INLINE_STRINGS)."""
+    # Counting quotes runs in C (about 0.3 ms a MiB); escaped ones only make it safer.
+    return len(body) <= INLINE_BODY_BYTES or body.count(b'"') <= 2 * INLINE_STRINGS
+
+
+def _without_collector(
+    handler: Callable[[bytes, Settings], Outcome], body: bytes, settings: Settings
+) -> Outcome:
+    """Judge a large body with the cyclic garbage collector paused: such a body can make
+    hundreds of thousands of objects (an error per UID of a 250,000-UID list) that all live
+    until the answer, and the collector would walk them again and again (about half of that
+    judgement's time); they form no cycles it would have to find. Only this one worker thread
+    pauses it, for one judgement at a time."""
+    if not gc.isenabled():
+        return handler(body, settings)
+    gc.disable()
+    try:
+        return handler(body, settings)
+    finally:
+        gc.enable()
+
+
+DEADLINE_RESOLUTION = 0.1
+"""Seconds between checks of the body deadlines: a body is cut at most this late."""
+
+
+class _BodyDeadlines:
+    """When the requests being read must have sent their bodies. One timer checks them all
+    every DEADLINE_RESOLUTION seconds and cancels the late ones: a timer per request (what
+    asyncio.timeout sets) costs, on uvloop, as much as reading a small review's metadata."""
+
+    def __init__(self) -> None:
+        self._reading: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(
+        self, task: asyncio.Task[Any], loop: asyncio.AbstractEventLoop, seconds: float
+    ) -> None:
+        """Cancel `task`, running on `loop`, if it is still watched in `seconds`."""
+        if loop is not self._loop:  # another loop (tests run one per call): start afresh
+            self._loop, self._timer = loop, None
+            self._reading.clear()
+            self._expired.clear()
+        self._reading[task] = loop.time() + seconds
+        if self._timer is None:
+            self._timer = loop.call_later(DEADLINE_RESOLUTION, self._check)
+
+    def done(self, task: asyncio.Task[Any]) -> bool:
+        """Stop watching `task`; True when its deadline passed (and it was cancelled for it)."""
+        self._reading.pop(task, None)
+        if task in self._expired:
+            self._expired.discard(task)
+            return True
+        return False
+
+    def _check(self) -> None:
+        assert self._loop is not None
+        now = self._loop.time()
+        for task, deadline in list(self._reading.items()):
+            if deadline <= now:
+                del self._reading[task]
+                self._expired.add(task)
+                task.cancel()
+        self._timer = (
+            self._loop.call_later(DEADLINE_RESOLUTION, self._check) if self._reading else None
+        )
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+_JSON = (b"content-type", b"application/json")
+_CLOSE = (b"connection", b"close")
+
+
+async def _respond(send: Send, status: int, payload: object, close: bool = False) -> None:
+    body = orjson.dumps(payload)
+    headers = [_JSON, (b"content-length", b"%d" % len(body))]
+    if close:
+        headers.append(_CLOSE)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
