@@ -3,11 +3,13 @@
 Lifecycle states read the conditions in one pass and transitions are combined as ints; a
 changed nodeSelector is answered without normalising; policy exemptions and options are kept
 per settings, namespace and requester; NE-007's error is not made while the rule is off; a
-manifest's placeholder uid is made without a UUID object.
+manifest's placeholder uid is made without a UUID object; the per-request classes whose
+__init__ is written out (not generated) set every field, as dataclasses.replace expects.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 
 from jobguard.validators import Operation, Request, Requester, Settings, evaluate
 from jobguard.validators.catalog import Enforcement
+from jobguard.validators.context import CronJobContext
 from jobguard.validators.lifecycle import (
     COMPLETE,
     FAILED,
@@ -236,3 +239,33 @@ def test_placeholder_uid_examples() -> None:
     for namespace, name in [("", ""), ("ns", "ü" * 300), ("a/b", "x:y")]:
         made = uuid.UUID(placeholder_uid(namespace, name))
         assert (made.version, made.variant) == (5, uuid.RFC_4122)
+
+
+def _set_every_field(obj: Any) -> None:
+    missing = [f.name for f in dataclasses.fields(obj) if not hasattr(obj, f.name)]
+    assert missing == [], f"{type(obj).__name__} leaves {missing} unset"
+    assert dataclasses.replace(obj) == obj  # replace passes every field to __init__ by name
+
+
+def test_written_out_initialisers_set_every_field() -> None:
+    import orjson
+
+    from jobguard.app.admission import handle_validate
+    from jobguard.validators.pipeline import Verdict
+    from jobguard.validators.strategy import job_options
+    from tests.reviews import review
+
+    old = job(suspend=True)
+    new = job(suspend=False)
+    new["spec"]["completions"] = -1  # a denial: the verdict carries violations
+    outcome = handle_validate(orjson.dumps(review(new, old, "UPDATE")), Settings())
+    assert outcome.result == "denied"
+    parsed, verdict = outcome.parsed, outcome.verdict
+    assert parsed is not None and verdict is not None and verdict.context is not None
+    context = verdict.context
+    assert not isinstance(context, CronJobContext)
+    for obj in (outcome, parsed, parsed.request, verdict, context, context.new_state):
+        _set_every_field(obj)
+    _set_every_field(Verdict("Job", "pi", judged=False))
+    _set_every_field(Request("Job", Operation.CREATE, job()))
+    _set_every_field(job_options(None, None, Settings().semantics))
