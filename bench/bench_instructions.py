@@ -1,0 +1,126 @@
+"""Instructions a request, counted by valgrind (callgrind), not timed: the same figure on a busy
+machine as on an idle one, for comparing builds and revisions where the HTTP bench's rounds
+move by a fifth with the machine.
+
+For each review: the ASGI app (`jobguard.app.main.create_app`, as bench_asgi drives it), the
+floor app (bench/floor.py) and `handle_validate` alone; each target runs in a process of its
+own twice, with 0 and with --requests requests after a warm-up, and the difference divided by
+--requests is the figure (start-up and imports cancel out). Measures the tree it runs from:
+`make compiled`, then `cd build/compiled && PYTHONPATH=$PWD ../../.venv/bin/python -m
+bench.bench_instructions` for the compiled build, the same from the repository root for the
+Python one. Needs valgrind (`apt-get install -y valgrind`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+TARGETS = ("app", "floor", "handle_validate")
+WARM_UP = 50
+
+
+def run_target(name: str, target: str, requests: int) -> None:
+    """The child: `requests` requests of review `name` through `target`."""
+    import uvloop
+
+    import jobguard.app.admission as admission
+    from bench import floor
+    from bench.bench_http import reviews
+    from jobguard.app.main import create_app
+
+    logging.disable(logging.CRITICAL)
+    body = reviews()[name]
+    app = create_app()
+    settings = app.state.settings
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/validate",
+        "query_string": b"timeout=10s",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    message = {"type": "http.request", "body": body, "more_body": False}
+
+    async def receive() -> MutableMapping[str, Any]:
+        return message
+
+    async def send(_: MutableMapping[str, Any]) -> None:
+        pass
+
+    async def serve(asgi: Any) -> None:
+        for _ in range(WARM_UP + requests):
+            await asgi(scope, receive, send)
+
+    gc.collect()
+    gc.freeze()  # as `jobguard serve` does
+    if target == "handle_validate":
+        for _ in range(WARM_UP + requests):
+            admission.handle_validate(body, settings)
+    else:
+        uvloop.run(serve(app if target == "app" else floor.app))
+
+
+def instructions(name: str, target: str, requests: int) -> int:
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        "-m",
+        "bench.bench_instructions",
+        "--child",
+        name,
+        target,
+        str(requests),
+    ]
+    ran = subprocess.run(command, capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", ran.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from valgrind:\n{ran.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--only", nargs="*", help="review names (default: the three normal ones)")
+    parser.add_argument(
+        "--child", nargs=3, metavar=("REVIEW", "TARGET", "N"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args()
+    if args.child:
+        name, target, count = args.child
+        run_target(name, target, int(count))
+        return
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is missing: apt-get install -y valgrind")
+    import jobguard
+
+    print(f"jobguard {jobguard.build()} build from {os.path.dirname(jobguard.__file__)}")
+    names = args.only or ["job-update", "status-update-allowed", "status-update-denied"]
+    for name in names:
+        counts = {}
+        for target in TARGETS:
+            empty = instructions(name, target, 0)
+            counts[target] = (instructions(name, target, args.requests) - empty) / args.requests
+        ratio = counts["floor"] / counts["app"]
+        print(
+            f"{name:24} app {counts['app']:9,.0f}  handle_validate {counts['handle_validate']:9,.0f}"
+            f"  floor {counts['floor']:9,.0f} instructions/request; floor / app {ratio:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
