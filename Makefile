@@ -88,4 +88,4 @@ fuzz: venv
 	JOBGUARD_FUZZ_EXAMPLES=20000 $(BIN)/pytest -q tests/test_fuzz.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build
