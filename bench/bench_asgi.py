@@ -43,6 +43,38 @@ App = Callable[
 ]
 
 
+def validate_call(
+    body: bytes,
+) -> tuple[
+    MutableMapping[str, Any],
+    Callable[[], Awaitable[Message]],
+    Callable[[Message], Awaitable[None]],
+]:
+    """The scope, receive and send of a POST /validate as uvicorn hands over a small body
+    (`?timeout=10s`, a content-length header, the body in one message), to call again and
+    again; what the app sends is dropped."""
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/validate",
+        "query_string": b"timeout=10s",
+        "headers": [
+            (b"host", b"jobguard"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    message = {"type": "http.request", "body": body, "more_body": False}
+
+    async def receive() -> Message:
+        return message
+
+    async def send(_: Message) -> None:
+        pass
+
+    return scope, receive, send
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000, help="requests a run")
@@ -62,25 +94,7 @@ def main() -> None:
     settings = app.state.settings
 
     async def run(target: App, body: bytes) -> float:
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/validate",
-            "query_string": b"timeout=10s",
-            "headers": [
-                (b"host", b"jobguard"),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-        message = {"type": "http.request", "body": body, "more_body": False}
-
-        async def receive() -> Message:
-            return message
-
-        async def send(_: Message) -> None:
-            pass
-
+        scope, receive, send = validate_call(body)
         started = time.perf_counter()
         for _ in range(args.requests):
             await target(scope, receive, send)

@@ -1,6 +1,6 @@
-"""Suite-wide pytest hooks: the build under test is the one asked for (tests/build.py); the e2e suite (tests/e2e, marker `e2e`) is deselected by default
-(`-m "not e2e"` in pyproject.toml) and the run says so, with the reason, instead of passing over
-it in silence."""
+"""Suite-wide pytest hooks: the build under test is the one asked for (tests/build.py); the e2e
+suite (tests/e2e, marker `e2e`) is deselected by default (`-m "not e2e"` in pyproject.toml) and
+the run says so, with the reason, instead of passing over it in silence."""
 
 from __future__ import annotations
 

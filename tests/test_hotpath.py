@@ -14,9 +14,11 @@ import uuid
 from typing import Any
 
 import msgspec
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobguard.app.admission import handle_validate
 from jobguard.validators import Operation, Request, Requester, Settings, evaluate
 from jobguard.validators.catalog import Enforcement
 from jobguard.validators.context import CronJobContext
@@ -32,11 +34,14 @@ from jobguard.validators.lifecycle import (
     classify,
 )
 from jobguard.validators.model import Job, PodTemplateSpec, decode_job
+from jobguard.validators.pipeline import Verdict
 from jobguard.validators.podtemplate import scheduling_directives_changed
 from jobguard.validators.policy import Exemptions, PolicySet
 from jobguard.validators.prepare import apply_job_defaults, placeholder_uid
 from jobguard.validators.settings import RuleOverride
+from jobguard.validators.strategy import job_options
 from tests.builders import START, job
+from tests.reviews import review
 
 # Keys semantic equality reads as quantities or times, beside plain ones, and values that are
 # equal only semantically ("1Gi" and "1024Mi", two spellings of one instant).
@@ -248,13 +253,6 @@ def _set_every_field(obj: Any) -> None:
 
 
 def test_written_out_initialisers_set_every_field() -> None:
-    import orjson
-
-    from jobguard.app.admission import handle_validate
-    from jobguard.validators.pipeline import Verdict
-    from jobguard.validators.strategy import job_options
-    from tests.reviews import review
-
     old = job(suspend=True)
     new = job(suspend=False)
     new["spec"]["completions"] = -1  # a denial: the verdict carries violations
