@@ -882,7 +882,8 @@ def test_mutate_holds_matched_jobs_of_exempt_requesters(
     body = body_for(queued_job(), user=user, groups=groups)
     response = client.post("/mutate", json=body).json()["response"]
     assert orjson.loads(base64.b64decode(response["patch"])) == SUSPEND_PATCH
-    assert client.post("/validate", json=body).json()["response"] == {
+    mutated = body_for(queued_job(suspend=True), user=user, groups=groups)
+    assert client.post("/validate", json=mutated).json()["response"] == {
         "uid": "uid-1",
         "allowed": True,
     }
@@ -1126,3 +1127,93 @@ def test_empty_queue_label_is_no_queue(client: TestClient) -> None:
     emptied = copy.deepcopy(old)
     emptied["metadata"]["labels"][QUEUE_LABEL] = ""
     assert causes(judge(BASE, emptied, old)) == [("SUS-005", "metadata.labels", FORBIDDEN)]
+
+
+# --- SUS-008: the forced suspension holds when /mutate does not answer --------------------------
+
+CRONJOB_CONTROLLER = "system:serviceaccount:kube-system:cronjob-controller"
+SUS_008_TEXT = (
+    "jobs matched by policy 'queued' are created suspended by jobguard's mutating webhook, "
+    "which did not suspend this one (unavailable or refused); "
+    f"{CRONJOB_CONTROLLER} acts for others and cannot start it without the queue: only "
+    "kueue-system:kueue-controller-manager may create it running"
+)
+
+
+@pytest.mark.parametrize(
+    ("user", "groups"),
+    [
+        (CRONJOB_CONTROLLER, ("system:serviceaccounts", "system:authenticated")),
+        ("system:kube-controller-manager", ("system:authenticated",)),
+    ],
+    ids=["cronjob-controller", "kube-controller-manager"],
+)
+def test_built_in_controller_cannot_create_a_forced_job_running(
+    user: str, groups: tuple[str, ...]
+) -> None:
+    # What /validate sees when /mutate was skipped (down, slow, refused): the Job as the
+    # cronjob-controller wrote it from the CronJob's template.
+    verdict = judge(BASE, queued_job(), user=user, groups=groups)
+    assert [(v.error.rule, v.error.path) for v in verdict.denials] == [("SUS-008", "spec.suspend")]
+    assert verdict.denials[0].error.detail == SUS_008_TEXT.replace(CRONJOB_CONTROLLER, user)
+    # Suspended by /mutate, or written suspended: allowed.
+    assert judge(BASE, queued_job(suspend=True), user=user, groups=groups).allowed
+
+
+@pytest.mark.parametrize(
+    ("config", "obj", "groups"),
+    [
+        # Without forceSuspendOnCreate the cronjob-controller stays exempt: nothing is bypassed.
+        (config_text(force_suspend=False), queued_job(), ()),
+        # Jobs no policy matches, and exempt namespaces.
+        (KUEUE_CONFIG, queued_job(queue=None), ()),
+        (KUEUE_CONFIG, queued_job(queue=""), ()),
+        (KUEUE_CONFIG, queued_job(namespace="batch"), ()),
+        (KUEUE_CONFIG, queued_job(namespace="kueue-system"), ()),
+        # A configured exemption of the controller itself is the administrator's choice.
+        (
+            config_text(exempt_service_accounts=["kube-system:cronjob-controller"]),
+            queued_job(),
+            (),
+        ),
+        # The administrators' groups are exempt from everything.
+        (KUEUE_CONFIG, queued_job(), ("system:masters",)),
+    ],
+    ids=[
+        "no-force",
+        "no-label",
+        "empty-label",
+        "other-namespace",
+        "exempt-namespace",
+        "configured-exemption",
+        "admin-group",
+    ],
+)
+def test_forced_suspension_leaves_others_alone(
+    config: str, obj: dict[str, Any], groups: tuple[str, ...]
+) -> None:
+    verdict = judge(settings_from(config), obj, user=CRONJOB_CONTROLLER, groups=groups)
+    assert verdict.violations == []
+
+
+def test_forced_suspension_bypass_is_denied_and_counted_over_http(client: TestClient) -> None:
+    body = body_for(queued_job(), user=CRONJOB_CONTROLLER, groups=["system:serviceaccounts"])
+    response = client.post("/validate", json=body).json()["response"]
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 403
+    assert response["status"]["reason"] == "Forbidden"
+    assert response["status"]["details"]["causes"] == [
+        {
+            "reason": FORBIDDEN,
+            "message": f"SUS-008: Forbidden: {SUS_008_TEXT}",
+            "field": "spec.suspend",
+        }
+    ]
+    assert response["auditAnnotations"] == {"violations": "SUS-008=deny"}
+    metrics = client.get("/metrics").text
+    assert 'jobguard_violations_total{enforcement="deny",rule="SUS-008"} 1.0' in metrics
+    # The same review after /mutate's patch is allowed.
+    patched = body_for(
+        queued_job(suspend=True), user=CRONJOB_CONTROLLER, groups=["system:serviceaccounts"]
+    )
+    assert client.post("/validate", json=patched).json()["response"]["allowed"] is True

@@ -60,6 +60,7 @@ POLICY_RULE_REQUESTS: dict[str, tuple[str, ...]] = {
     "SUS-005": (JOB_UPDATE,),
     "SUS-006": (JOB_UPDATE,),
     "SUS-007": _CRONJOBS,
+    "SUS-008": (JOB_CREATE,),
 }
 """The requests each policy rule judges (docs/RULES.md says the same in words)."""
 

@@ -90,6 +90,8 @@ NOT_AT_REST: Mapping[str, str] = {
     "NE-007": _WHO,
     "NE-009": "judges a change of the template",
     **{f"SUS-00{i}": _WHO for i in range(2, 7)},
+    "SUS-008": "judges who created a Job; at rest SUS-001 reports a matched Job that never was "
+    "suspended, whoever created it",
     "CJ-002": "nothing to check (as for requests)",
     "CJ-004": "nothing to check (as for requests)",
     **{

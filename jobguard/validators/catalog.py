@@ -216,6 +216,11 @@ AREAS: tuple[Area, ...] = (
         "judged and the policy's `controllers` may do anything. With `forceSuspendOnCreate`, "
         "`/mutate` suspends a matched CREATE first (by anyone but the controllers, exempt "
         "requesters included, outside exempt namespaces), so SUS-001 judges the mutated object. "
+        "The guarantee holds when `/mutate` does not answer: SUS-008 denies a built-in "
+        "controller's unsuspended CREATE of a Job such a policy matches (the cronjob-controller "
+        "acts for a CronJob's author; only exempt namespaces, configured exemptions and the "
+        "administrators' groups are exempt from it), so the CronJob's run is missed, never "
+        "started without the queue. "
         "SUS-006 keeps a running matched Job from growing past what the queue admitted: raising "
         "`parallelism`, or `completions` of an Indexed Job (elastic Indexed Jobs scale both), of "
         "an unfinished Job that stays unsuspended. SUS-007 (informational, `warn`) judges CREATE "
@@ -935,6 +940,15 @@ RULES: tuple[RuleInfo, ...] = (
         default_enforcement=_WARN,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_cronjob_policy"),
+    ),
+    _r(
+        "SUS-008",
+        "policy",
+        "a built-in controller's unsuspended CREATE of a force-suspended Job (mutation missed)",
+        upstream=False,
+        default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_forced_suspend_kept"),
     ),
     _r(
         "CJ-001",

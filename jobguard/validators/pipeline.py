@@ -65,6 +65,7 @@ from jobguard.validators.rules.suspend import (
 from jobguard.validators.rules.suspend_policy import (
     PolicyOptions,
     check_cronjob_policy,
+    check_forced_suspend_kept,
     check_suspend_policy_create,
     check_suspend_policy_update,
     needs_forced_suspend,
@@ -253,6 +254,9 @@ class _RequesterOptions:
     settings, the namespace and the requester alone."""
 
     exempt: bool
+    exempt_beyond_controllers: bool
+    """Exempt even from a policy's forced suspension (SUS-008): not only as a built-in
+    controller."""
     suspend: SuspendOptions
     policy: PolicyOptions
 
@@ -280,6 +284,9 @@ def _requester_options(
             entries.clear()
         found = entries[key] = _RequesterOptions(
             exempt=settings.policies.exemptions.exempt(namespace, requester),
+            exempt_beyond_controllers=settings.policies.exemptions.exempt_beyond_controllers(
+                namespace, requester
+            ),
             suspend=suspend_options(
                 requester,
                 settings.params,
@@ -336,6 +343,10 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
     # Not upstream: suspend semantics, then suspend policies (never for exempt requesters).
     requester_opts = _requester_options(settings, ctx.namespace, ctx.requester)
     if requester_opts.exempt:
+        # A built-in controller's CREATE still meets a policy's forced suspension: it acts for
+        # others, and an unsuspended matched Job from it means /mutate did not suspend it.
+        if update is None and not requester_opts.exempt_beyond_controllers:
+            errors += check_forced_suspend_kept(new, "spec", requester_opts.policy)
         return errors
     ne_opts, sus_opts = requester_opts.suspend, requester_opts.policy
     if update is not None:

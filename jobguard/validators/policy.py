@@ -78,6 +78,15 @@ class Exemptions:
             return True
         return self.subjects.includes(requester) or self.built_in.includes(requester)
 
+    def exempt_beyond_controllers(self, namespace: str, requester: Requester) -> bool:
+        """Exempt for a reason other than being a built-in controller: an exempt namespace, a
+        configured subject or a built-in administrators' group. A policy's forced suspension
+        (SUS-008) holds against the built-in controllers, which act for others (the
+        cronjob-controller for a CronJob's author)."""
+        if self.namespace_exempt(namespace) or self.subjects.includes(requester):
+            return True
+        return any(group in self.built_in.groups for group in requester.groups)
+
 
 @dataclass(frozen=True, slots=True)
 class SuspendPolicy:

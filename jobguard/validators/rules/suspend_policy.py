@@ -81,6 +81,33 @@ def check_suspend_policy_create(new: Job, path: str, opts: PolicyOptions) -> lis
     ]
 
 
+def check_forced_suspend_kept(new: Job, path: str, opts: PolicyOptions) -> list[FieldError]:
+    """SUS-008: a built-in controller (the cronjob-controller, creating a CronJob's Job for its
+    author) creates a Job that a policy forces suspended, unsuspended: the mutating webhook did
+    not suspend it (unavailable, too slow, or it refused the request). Created so, the Job would
+    start without the queue; denied, the CronJob's run is visibly missed and retried on its
+    next schedule. The pipeline asks this only for requesters exempt as built-in controllers."""
+    if new.spec.suspend or not opts.policies.policies:
+        return []
+    policy = _matching_policy(new, opts)
+    if (
+        policy is None
+        or not policy.force_suspend_on_create
+        or policy.controllers.includes(opts.requester)
+    ):
+        return []
+    return [
+        forbidden(
+            "SUS-008",
+            f"{path}.suspend",
+            f"jobs matched by policy '{policy.name}' are created suspended by jobguard's "
+            "mutating webhook, which did not suspend this one (unavailable or refused); "
+            f"{opts.requester.username or 'the requester'} acts for others and cannot start it "
+            f"without the queue: only {policy.controllers.describe()} may create it running",
+        )
+    ]
+
+
 def check_suspend_policy_update(
     new: Job, old: Job, change: Transition, path: str, opts: PolicyOptions
 ) -> list[FieldError]:
