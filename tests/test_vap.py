@@ -50,7 +50,7 @@ def test_webhook_and_exported_cel_agree(case: PolicyCase) -> None:
 
 def test_the_cases_exercise_every_exported_rule_and_action() -> None:
     fired = {f for case in policy_cases() for f in webhook_findings(case)}
-    assert {rule for rule, _, _ in fired} == {f"SUS-00{i}" for i in range(1, 7)} | {
+    assert {rule for rule, _, _ in fired} == {f"SUS-00{i}" for i in (1, 2, 3, 4, 5, 6, 8)} | {
         f"NE-00{i}" for i in range(1, 10)
     }
     assert {action for _, action, _ in fired} == {"Deny", "Warn", "Audit"}
@@ -75,7 +75,7 @@ def test_exported_objects_are_valid_for_the_target_version(version: str) -> None
     for obj in export.objects:
         kubernetes_validate.validate(obj, f"{version}.0", strict=True)
     # On 1.36 NE-009 never fires (KEP-5440), so it is not exported there.
-    assert len(kinds) // 2 == (14 if version == "1.36" else 15)
+    assert len(kinds) // 2 == (15 if version == "1.36" else 16)
 
 
 def test_every_expression_compiles_in_cel_cpp() -> None:
@@ -166,7 +166,7 @@ def test_what_is_not_exported_says_why() -> None:
     assert {e.subject for e in export.exported} == {
         "NE-001",
         "NE-002",
-        *(f"SUS-00{i}" for i in range(1, 7)),
+        *(f"SUS-00{i}" for i in (1, 2, 3, 4, 5, 6, 8)),
     }
     assert reasons["SUS-007"].startswith("informational note on CronJobs")
     assert len(export.entries) == len({e.subject for e in export.entries})
@@ -174,6 +174,17 @@ def test_what_is_not_exported_says_why() -> None:
     assert {e.subject: e.reason for e in users_may_suspend.not_exported}["SUS-003"] == (
         "every suspend policy lets users suspend (usersMaySuspend: true)"
     )
+    no_force = export_vap(parse_config(config_text(force_suspend=False)).to_settings())
+    assert {e.subject: e.reason for e in no_force.not_exported}["SUS-008"] == (
+        "no suspend policy sets forceSuspendOnCreate"
+    )
+    no_built_in = KUEUE_SETUP.read_text().replace(
+        "exemptions:\n", "exemptions:\n  builtIn: false\n"
+    )
+    assert {
+        e.subject: e.reason
+        for e in export_vap(parse_config(no_built_in).to_settings()).not_exported
+    }["SUS-008"].startswith("the built-in controllers are not exempt")
     no_policies = export_vap(parse_config("").to_settings())
     assert {e.subject: e.reason for e in no_policies.not_exported}["SUS-001"] == (
         "no suspend policies are configured"

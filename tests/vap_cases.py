@@ -167,6 +167,52 @@ def _policy_cases() -> list[PolicyCase]:
         )
         for name, namespace, queue in unmatched
     ]
+    # A label with an empty value is absent, as Kueue reads it: no queue, no policy.
+    empty_label_old = suspended_job(queue="")
+    cases += [
+        PolicyCase("SUS-001 empty queue label", USERS_MAY_SUSPEND, _call(queued_job(queue=""))),
+        PolicyCase(
+            "SUS-002 empty queue label, resumed",
+            USERS_MAY_SUSPEND,
+            _call(changed(empty_label_old, suspend=False), empty_label_old),
+        ),
+    ]
+    # SUS-008: with no mutating webhook in the path, a built-in controller's unsuspended
+    # matched CREATE is denied instead of started without the queue.
+    cronjob_controller = "system:serviceaccount:kube-system:cronjob-controller"
+    service_accounts = ("system:serviceaccounts", *AUTHENTICATED)
+    cases += [
+        PolicyCase(
+            "SUS-008 cronjob-controller creates running",
+            KUEUE_TEXT,
+            _call(queued_job(), user=cronjob_controller, groups=service_accounts),
+        ),
+        PolicyCase(
+            "SUS-008 cronjob-controller creates suspended",
+            KUEUE_TEXT,
+            _call(suspended_job(), user=cronjob_controller, groups=service_accounts),
+        ),
+        PolicyCase(
+            "SUS-008 kube-controller-manager creates running",
+            KUEUE_TEXT,
+            _call(queued_job(), user="system:kube-controller-manager", groups=AUTHENTICATED),
+        ),
+        PolicyCase(
+            "SUS-008 cronjob-controller, unmatched namespace",
+            KUEUE_TEXT,
+            _call(queued_job(namespace="batch"), user=cronjob_controller, groups=service_accounts),
+        ),
+        PolicyCase(
+            "SUS-008 cronjob-controller, no forceSuspendOnCreate",
+            config_text(force_suspend=False),
+            _call(queued_job(), user=cronjob_controller, groups=service_accounts),
+        ),
+        PolicyCase(
+            "SUS-008 administrators' group creates running",
+            KUEUE_TEXT,
+            _call(queued_job(), user="kubernetes-admin", groups=("kubeadm:cluster-admins",)),
+        ),
+    ]
     from_template = queued_job(queue=None)
     from_template["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "q"
     cases.append(

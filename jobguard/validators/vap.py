@@ -171,26 +171,33 @@ def job_labels(root: str) -> str:
     )
 
 
+def _present(key: str, labels: str) -> str:
+    """The label `key` (a CEL string) is set to a non-empty value: a label with an empty value
+    counts as absent (`policy.present_labels`, as Kueue reads an empty queue name)."""
+    return f"({key} in {labels} && {labels}[{key}] != '')"
+
+
 def _selector(selector: Any, labels: str) -> str:
-    """A LabelSelector (as `selectors.selector_matches` reads it) on a labels expression."""
+    """A LabelSelector (as `selectors.selector_matches` reads it) on a labels expression, with
+    empty-valued labels absent."""
     if selector is None:
         return "true"
     terms = []
     for key, value in (selector.get("matchLabels") or {}).items():
         k = cel_string(key)
-        terms.append(f"({k} in {labels} && {labels}[{k}] == {cel_string(value)})")
+        terms.append(f"({_present(k, labels)} && {labels}[{k}] == {cel_string(value)})")
     for requirement in selector.get("matchExpressions") or []:
         k = cel_string(requirement.get("key", ""))
         values = cel_list(requirement.get("values") or [])
         operator = requirement.get("operator")
         if operator == "In":
-            terms.append(f"({k} in {labels} && {labels}[{k}] in {values})")
+            terms.append(f"({_present(k, labels)} && {labels}[{k}] in {values})")
         elif operator == "NotIn":
-            terms.append(f"!({k} in {labels} && {labels}[{k}] in {values})")
+            terms.append(f"!({_present(k, labels)} && {labels}[{k}] in {values})")
         elif operator == "Exists":
-            terms.append(f"{k} in {labels}")
+            terms.append(_present(k, labels))
         elif operator == "DoesNotExist":
-            terms.append(f"!({k} in {labels})")
+            terms.append(_not(_present(k, labels)))
         else:
             terms.append("false")
     return _all_of(terms)
@@ -349,10 +356,16 @@ def _objects(spec: _Spec, enforcement: Enforcement) -> list[dict[str, Any]]:
 # --- suspend policies (SUS) ---------------------------------------------------------------------
 
 
-def _exemption_conditions(policies: PolicySet) -> list[tuple[str, str]]:
+def _exemption_conditions(
+    policies: PolicySet, *, controllers: bool = True
+) -> list[tuple[str, str]]:
+    """The requester is not exempt (`Exemptions.exempt`; with `controllers` False, not exempt
+    for any reason but being a built-in controller: `exempt_beyond_controllers`). Exact
+    namespace names are the namespace selector's."""
     exemptions = policies.exemptions
     globs = [n for n in exemptions.namespaces if _GLOB_CHARS.search(n)]
-    exempt = [_subjects(exemptions.subjects), _subjects(exemptions.built_in)]
+    built_in = exemptions.built_in if controllers else Subjects(groups=exemptions.built_in.groups)
+    exempt = [_subjects(exemptions.subjects), _subjects(built_in)]
     if globs:
         exempt.append(_names_match("request.namespace", globs))
     condition = _any_of([t for t in exempt if t != "false"])
@@ -419,6 +432,43 @@ def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec
                     "message": _message("SUS-001", "spec.suspend", detail),
                 },
                 (*common, ("policy-applies", created)),
+                **selectors,
+            )
+        )
+    built_in_controllers = _subjects(
+        Subjects(
+            policies.exemptions.built_in.users, (), policies.exemptions.built_in.service_accounts
+        )
+    )
+    if "SUS-008" in enabled and policy.force_suspend_on_create and built_in_controllers != "false":
+        # The requesters SUS-001 leaves alone as built-in controllers: no mutating webhook
+        # suspends their CREATEs here, so a CronJob's matched Jobs must be suspended in its
+        # jobTemplate.
+        detail = (
+            f"jobs matched by policy '{name}' are created suspended by jobguard's mutating "
+            "webhook, which did not suspend this one (unavailable or refused); "
+        )
+        only = f" acts for others and cannot start it without the queue: only {who} may create it running"
+        prefix = _message("SUS-008", "spec.suspend", detail)
+        conditions = _exemption_conditions(policies, controllers=False)
+        if controllers != "false":
+            conditions.append(("not-a-controller", _not(controllers)))
+        specs.append(
+            _Spec(
+                "SUS-008",
+                object_name("sus-008", name),
+                "jobs",
+                ("CREATE",),
+                {
+                    "expression": f"{_SUSPEND} == true",
+                    "messageExpression": f"{cel_string(prefix)} + request.userInfo.username + "
+                    f"{cel_string(only)}",
+                },
+                (
+                    *conditions,
+                    ("a-built-in-controller", built_in_controllers),
+                    ("policy-applies", created),
+                ),
                 **selectors,
             )
         )
@@ -735,7 +785,9 @@ def export_vap(settings: Settings) -> VapExport:
                     f"forceSuspendOnCreate (policy '{policy.name}')",
                     False,
                     "the mutating webhook has no ValidatingAdmissionPolicy equivalent: without "
-                    "it, SUS-001 denies unsuspended CREATEs instead of suspending them",
+                    "it, unsuspended CREATEs are denied instead of suspended (SUS-001 for users, "
+                    "SUS-008 for the built-in controllers: a CronJob's matched Jobs are created "
+                    "only when its jobTemplate sets suspend: true)",
                 )
             )
     return export
@@ -757,6 +809,13 @@ def _why_not(rule_id: str, settings: Settings, ne_skipped: dict[str, str]) -> st
         return (
             "informational note on CronJobs whose Jobs a policy holds; only the webhook adds it "
             "(a Warn policy could carry it, not exported yet)"
+        )
+    if rule_id == "SUS-008":
+        if not any(p.force_suspend_on_create for p in settings.policies.policies):
+            return "no suspend policy sets forceSuspendOnCreate"
+        return (
+            "the built-in controllers are not exempt (exemptions.builtIn: false): SUS-001 "
+            "judges their CREATEs"
         )
     if rule_id == "SUS-003":
         return "every suspend policy lets users suspend (usersMaySuspend: true)"
