@@ -138,15 +138,16 @@ def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
     name, objects = mode
     validating = objects["ValidatingWebhookConfiguration/jobguard"]
     mutating = objects["MutatingWebhookConfiguration/jobguard"]
-    jobs, cronjobs, status = validating["webhooks"]
+    queued, jobs, cronjobs, status = validating["webhooks"]
     (mutate,) = mutating["webhooks"]
-    assert [h["name"] for h in (jobs, cronjobs, status, mutate)] == [
+    assert [h["name"] for h in (queued, jobs, cronjobs, status, mutate)] == [
+        "queued.jobs.jobguard.io",
         "jobs.jobguard.io",
         "cronjobs.jobguard.io",
         "jobs-status.jobguard.io",
-        "jobs.mutate.jobguard.io",
+        "queued.jobs.mutate.jobguard.io",
     ]
-    assert jobs["rules"] == [
+    assert queued["rules"] == [
         {
             "operations": ["CREATE", "UPDATE"],
             "apiGroups": ["batch"],
@@ -155,21 +156,63 @@ def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
             "scope": "Namespaced",
         }
     ]
+    assert jobs["rules"][0]["resources"] == ["jobs"]
+    assert jobs["rules"][0]["operations"] == ["UPDATE"]
     assert cronjobs["rules"][0]["resources"] == ["cronjobs"]
     assert cronjobs["rules"][0]["operations"] == ["CREATE", "UPDATE"]
     assert status["rules"][0]["resources"] == ["jobs/status"]
     assert status["rules"][0]["operations"] == ["UPDATE"]
     assert mutate["rules"][0]["resources"] == ["jobs"]
     assert mutate["rules"][0]["operations"] == ["CREATE"]
-    # SUS rules deny Job writes; CronJobs only get SUS-007's warning; status writes never block
-    # the Job controller; while jobguard is down, Jobs are created as written.
-    policies = [h["failurePolicy"] for h in (jobs, cronjobs, status, mutate)]
-    assert policies == ["Fail", "Ignore", "Ignore", "Ignore"]
+    # The policy's SUS rules fail closed, in its scope only; NE rules (every Job) fail open;
+    # CronJobs only get SUS-007's warning; status writes never block the Job controller; while
+    # jobguard is down, Jobs are created as written and the policy's registration refuses the
+    # matched ones that are not suspended.
+    policies = [h["failurePolicy"] for h in (queued, jobs, cronjobs, status, mutate)]
+    assert policies == ["Fail", "Ignore", "Ignore", "Ignore", "Ignore"]
     for hook in (jobs, cronjobs, status):
         assert hook["matchConditions"] == KUEUE_CONDITIONS
-    # Exempt requesters' Jobs are held for the queue too: only exempt namespaces are skipped.
-    assert mutate["matchConditions"] == KUEUE_CONDITIONS[1:]
-    for hook, path in ((jobs, "/validate"), (status, "/validate"), (mutate, "/mutate")):
+    in_scope = {
+        "name": "in-the-policy-namespaces",
+        "expression": 'request.namespace.matches("^(team-.*)$")',
+    }
+    not_kueue = {
+        "name": "not-a-controller-of-the-policy",
+        "expression": "!(request.userInfo.username in "
+        '["system:serviceaccount:kueue-system:kueue-controller-manager"])',
+    }
+    assert queued["matchConditions"] == [
+        in_scope,
+        {
+            "name": "not-an-exempt-requester",
+            "expression": "!(request.userInfo.groups.exists(g, g in "
+            '["system:masters","kubeadm:cluster-admins"]) || '
+            "(request.operation != 'CREATE' && (request.userInfo.username in "
+            '["system:kube-controller-manager",'
+            '"system:serviceaccount:kube-system:job-controller",'
+            '"system:serviceaccount:kube-system:cronjob-controller",'
+            '"system:serviceaccount:kube-system:generic-garbage-collector"])))',
+        },
+        not_kueue,
+    ]
+    # Exempt requesters' Jobs are held for the queue too: only the controllers are skipped.
+    assert mutate["matchConditions"] == [in_scope, not_kueue]
+    queue_label = {"matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]}
+    for hook in (queued, mutate):
+        assert hook["objectSelector"] == queue_label
+        assert hook["namespaceSelector"]["matchExpressions"] == [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": ["kube-system", NAMESPACE, "kueue-system"],
+            }
+        ]
+    for hook, path in (
+        (queued, "/validate"),
+        (jobs, "/validate"),
+        (status, "/validate"),
+        (mutate, "/mutate"),
+    ):
         assert hook["sideEffects"] == "None"
         assert hook["admissionReviewVersions"] == ["v1"]
         assert hook["matchPolicy"] == "Equivalent"
@@ -182,11 +225,9 @@ def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
             "port": 443,
         }
         expression = hook["namespaceSelector"]["matchExpressions"][0]
-        assert expression == {
-            "key": "kubernetes.io/metadata.name",
-            "operator": "NotIn",
-            "values": ["kube-system", NAMESPACE],
-        }
+        assert expression["key"] == "kubernetes.io/metadata.name"
+        assert expression["operator"] == "NotIn"
+        assert expression["values"][:2] == ["kube-system", NAMESPACE]
         if name == "certManager":
             assert "caBundle" not in hook["clientConfig"]
         else:

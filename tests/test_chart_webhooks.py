@@ -43,7 +43,11 @@ CONFIGS = {
 def hooks(objects: dict[str, dict[str, Any]]) -> list[tuple[str, tuple[str, ...], str]]:
     config = objects.get("ValidatingWebhookConfiguration/jobguard")
     return [
-        (h["name"].split(".")[0], tuple(h["rules"][0]["operations"]), h["failurePolicy"])
+        (
+            h["name"].removesuffix(".jobguard.io"),
+            tuple(h["rules"][0]["operations"]),
+            h["failurePolicy"],
+        )
         for h in (config or {}).get("webhooks", [])
     ]
 
@@ -73,23 +77,37 @@ def test_registrations_agree_with_jobguard(name: str, profile: Profile) -> None:
     text = CONFIGS[name]
     settings = parse_config(text).to_settings()
     objects = render({"config": yaml.safe_load(text) or {}, "webhook": {"profile": profile.value}})
-    expected = [
-        (
-            r.name,
-            r.operations,
-            failure_policy(r, settings, profile, "Ignore" if r.name == "jobs-status" else "Auto"),
-        )
-        for r in plan(settings, profile)
-    ]
+    expected = [(r.name, r.operations, failure_policy(r)) for r in plan(settings, profile)]
     assert hooks(objects) == expected
-    assert ("MutatingWebhookConfiguration/jobguard" in objects) is mutating_needed(settings)
+    mutating = (objects.get("MutatingWebhookConfiguration/jobguard") or {}).get("webhooks", [])
+    assert [h["name"] for h in mutating] == [
+        f"{name}.jobs.mutate.jobguard.io" for name in mutating_needed(settings)
+    ]
     for hook in (objects.get("ValidatingWebhookConfiguration/jobguard") or {}).get("webhooks", []):
-        assert ("matchConditions" in hook) is (profile is Profile.POLICY)
+        per_policy = hook["name"].endswith(".jobs.jobguard.io")
+        # A policy's registration always skips its controllers; the others skip exempt
+        # requesters in the policy profile only (upstream rules apply to everyone).
+        assert ("matchConditions" in hook) is (per_policy or profile is Profile.POLICY)
 
 
-def test_full_profile_sends_everything_and_fails_closed() -> None:
+def test_full_profile_sends_everything_and_fails_open_unless_told() -> None:
+    # The API server enforces the upstream rules itself: failing closed for them would block
+    # every Job write in an outage to protect nothing a suspend policy needs.
     objects = render({"webhook": {"profile": "full"}})
     assert hooks(objects) == [
+        ("jobs", ("CREATE", "UPDATE"), "Ignore"),
+        ("cronjobs", ("CREATE", "UPDATE"), "Ignore"),
+        ("jobs-status", ("UPDATE",), "Ignore"),
+    ]
+    kueue = render({"webhook": {"profile": "full"}, "config": yaml.safe_load(KUEUE)})
+    assert hooks(kueue) == [
+        ("queued.jobs", ("CREATE", "UPDATE"), "Fail"),
+        ("jobs", ("CREATE", "UPDATE"), "Ignore"),
+        ("cronjobs", ("CREATE", "UPDATE"), "Ignore"),
+        ("jobs-status", ("UPDATE",), "Ignore"),
+    ]
+    told = render({"webhook": {"profile": "full", "failurePolicy": "Fail"}})
+    assert hooks(told) == [
         ("jobs", ("CREATE", "UPDATE"), "Fail"),
         ("cronjobs", ("CREATE", "UPDATE"), "Fail"),
         ("jobs-status", ("UPDATE",), "Ignore"),
@@ -97,8 +115,8 @@ def test_full_profile_sends_everything_and_fails_closed() -> None:
 
 
 def test_configured_failure_policies_apply_where_rules_deny() -> None:
-    objects = render({"webhook": {"failurePolicy": "Fail", "statusFailurePolicy": "Fail"}})
-    assert hooks(objects) == [("jobs", ("UPDATE",), "Fail"), ("jobs-status", ("UPDATE",), "Fail")]
+    objects = render({"webhook": {"failurePolicy": "Fail"}})
+    assert hooks(objects) == [("jobs", ("UPDATE",), "Fail"), ("jobs-status", ("UPDATE",), "Ignore")]
     warn_only = render({"config": {"enforcement": "warn"}, "webhook": {"failurePolicy": "Fail"}})
     assert hooks(warn_only) == [
         ("jobs", ("UPDATE",), "Ignore"),
@@ -267,10 +285,12 @@ def test_notes_list_the_registered_webhooks() -> None:
         "jobguard/templates/NOTES.txt"
     ]
     for line in (
-        "  - jobs:CREATE: rules that deny",
         "  - jobs:UPDATE: rules that deny",
         "  - cronjobs:CREATE: rules that warn",
         "  - jobs/status:UPDATE: rules that deny",
+        "  - jobs:CREATE inside each suspend policy's scope: rules that deny",
+        "  - jobs:UPDATE inside each suspend policy's scope: rules that deny",
         "  - jobs:CREATE mutated: spec.suspend set for Jobs matched by a suspend policy",
     ):
         assert line in notes.splitlines()
+    assert "  - jobs:CREATE: rules that deny" not in notes.splitlines()

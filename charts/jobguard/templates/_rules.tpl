@@ -26,21 +26,16 @@ the same in Python, and the tests compare both) and refuses rule IDs that match 
 {{- end -}}
 
 {{/*
-The requests the API server must send, as YAML `{"jobs:UPDATE": deny, ...}`: each request that
-an enabled rule of the profile judges, "deny" when one of them denies it, else "warn". Globs
-apply before exact IDs, as in jobguard (among globs, in key order here, as written there).
+Every enabled rule with its enforcement, as YAML `{"NE-001": deny, ...}`, resolved as jobguard
+resolves it: globs apply before exact IDs (among globs, in key order here, as written there).
 */}}
-{{- define "jobguard.requests" -}}
+{{- define "jobguard.enabledRules" -}}
 {{- $catalog := .Files.Get "files/rules.yaml" | fromYaml -}}
 {{- $config := .Values.config -}}
 {{- $default := $config.enforcement | default "deny" -}}
 {{- $overrides := $config.rules | default dict -}}
-{{- $full := eq .Values.webhook.profile "full" -}}
-{{- $policies := not (empty $config.suspendPolicies) -}}
-{{- $requests := dict -}}
+{{- $out := dict -}}
 {{- range $id, $rule := $catalog.rules -}}
-{{- /* SUS rules judge nothing without a suspend policy. */ -}}
-{{- if and (or $full $rule.policy) (or $policies (not $rule.needsSuspendPolicies)) -}}
 {{- $enabled := $rule.enabled -}}
 {{- $enforcement := $default -}}
 {{- if and (ne $rule.enforcement "deny") (ne $default "dryrun") -}}
@@ -60,11 +55,31 @@ apply before exact IDs, as in jobguard (among globs, in key order here, as writt
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- if $enabled -}}
+{{- if $enabled }}{{ $_ := set $out $id $enforcement }}{{ end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+The requests the API server must send, as YAML `{"jobs:UPDATE": deny, ...}`: each request that
+an enabled rule of the profile judges, "deny" when one of them denies it, else "warn". Called
+with (dict "root" $ "perPolicy" BOOL): the rules each suspend policy's own registration carries
+(SUS rules on `jobs`, judged only inside a policy's scope), or all the others.
+*/}}
+{{- define "jobguard.requests" -}}
+{{- $catalog := .root.Files.Get "files/rules.yaml" | fromYaml -}}
+{{- $enabled := include "jobguard.enabledRules" .root | fromYaml -}}
+{{- $full := eq .root.Values.webhook.profile "full" -}}
+{{- $policies := not (empty .root.Values.config.suspendPolicies) -}}
+{{- $perPolicy := .perPolicy -}}
+{{- $requests := dict -}}
+{{- range $id, $rule := $catalog.rules -}}
+{{- /* SUS rules judge nothing without a suspend policy. */ -}}
+{{- if and (or $full $rule.policy) (or $policies (not $rule.needsSuspendPolicies)) (eq $rule.perPolicy $perPolicy) (hasKey $enabled $id) -}}
+{{- $enforcement := get $enabled $id -}}
 {{- range $request := $rule.requests -}}
 {{- if or (eq $enforcement "deny") (not (hasKey $requests $request)) -}}
 {{- $_ := set $requests $request (ternary "deny" "warn" (eq $enforcement "deny")) -}}
-{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -112,4 +127,108 @@ the policy profile: the configured users, groups and service accounts, the built
 {{- $conditions = append $conditions (dict "name" "not-in-an-exempt-namespace" "expression" $expression) -}}
 {{- end -}}
 {{- toYaml $conditions -}}
+{{- end -}}
+
+{{/* Subjects as a CEL condition on the requester ("false" when there are none). */}}
+{{- define "jobguard.subjectsCondition" -}}
+{{- $users := .users | default list -}}
+{{- range .serviceAccounts | default list }}{{ $users = append $users (printf "system:serviceaccount:%s" .) }}{{ end -}}
+{{- $terms := list -}}
+{{- with $users }}{{ $terms = append $terms (printf "request.userInfo.username in %s" (. | uniq | toJson)) }}{{ end -}}
+{{- with .groups }}{{ $terms = append $terms (printf "request.userInfo.groups.exists(g, g in %s)" (. | uniq | toJson)) }}{{ end -}}
+{{- if $terms }}{{ join " || " $terms }}{{ else }}false{{ end -}}
+{{- end -}}
+
+{{/* Namespace globs as one anchored regular expression. */}}
+{{- define "jobguard.namespacesRegex" -}}
+{{- $patterns := list -}}
+{{- range . }}{{ $patterns = append $patterns (include "jobguard.globRegex" . | trimPrefix "^" | trimSuffix "$") }}{{ end -}}
+{{- printf "^(%s)$" (join "|" $patterns) -}}
+{{- end -}}
+
+{{/*
+The scope of one suspend policy's registrations, (dict "root" $ "policy" POLICY "mutating" BOOL),
+as YAML {namespaceSelector, objectSelector, matchConditions}: the API server sends only the
+requests the policy judges.
+- namespaces: exact names as a namespaceSelector on kubernetes.io/metadata.name, globs as a
+  matchCondition on request.namespace; exempt namespaces likewise left out;
+- labels: the policy's labelSelector as the objectSelector (for UPDATE the API server matches
+  the old or the new object, so relabelling out of the policy is still judged); DoesNotExist
+  requirements are left out (jobguard reads an empty-valued label as absent, the selector
+  would not), which only widens the selection;
+- requesters: the policy's controllers are never judged by it; exempt requesters are skipped,
+  except that with forceSuspendOnCreate and SUS-008 enabled a built-in controller's CREATE is
+  still sent (the cronjob-controller acts for others: its unsuspended matched Job means
+  mutation was missed). The mutating registration skips only the controllers: exempt
+  requesters' Jobs are suspended too.
+*/}}
+{{- define "jobguard.policyScope" -}}
+{{- $root := .root -}}
+{{- $policy := .policy -}}
+{{- $catalog := $root.Files.Get "files/rules.yaml" | fromYaml -}}
+{{- $exemptions := $root.Values.config.exemptions | default dict -}}
+{{- $match := $policy.match | default dict -}}
+{{- $excluded := concat (list "kube-system" $root.Release.Namespace) ($root.Values.webhook.excludeNamespaces | default list) -}}
+{{- $exemptGlobs := list -}}
+{{- range $exemptions.namespaces | default list -}}
+{{- if regexMatch "[*?\\[]" . }}{{ $exemptGlobs = append $exemptGlobs . }}{{ else }}{{ $excluded = append $excluded . }}{{ end -}}
+{{- end -}}
+{{- $expressions := list (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" ($excluded | uniq)) -}}
+{{- $conditions := list -}}
+{{- $namespaces := $match.namespaces -}}
+{{- if and $namespaces (not (has "*" $namespaces)) -}}
+{{- $globs := list -}}
+{{- range $namespaces }}{{ if regexMatch "[*?\\[]" . }}{{ $globs = append $globs . }}{{ end }}{{ end -}}
+{{- if $globs -}}
+{{- $conditions = append $conditions (dict "name" "in-the-policy-namespaces" "expression" (printf "request.namespace.matches(%s)" (include "jobguard.namespacesRegex" $namespaces | toJson))) -}}
+{{- else -}}
+{{- $expressions = append $expressions (dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" ($namespaces | uniq)) -}}
+{{- end -}}
+{{- end -}}
+{{- if $root.Values.webhook.optIn -}}
+{{- $expressions = append $expressions (dict "key" $root.Values.webhook.optInLabel "operator" "In" "values" (list "true")) -}}
+{{- end -}}
+{{- with $exemptGlobs -}}
+{{- $conditions = append $conditions (dict "name" "not-in-an-exempt-namespace" "expression" (printf "!request.namespace.matches(%s)" (include "jobguard.namespacesRegex" . | toJson))) -}}
+{{- end -}}
+{{- if not .mutating -}}
+{{- $builtIn := true -}}
+{{- if hasKey $exemptions "builtIn" }}{{ $builtIn = $exemptions.builtIn }}{{ end -}}
+{{- $always := dict "users" ($exemptions.users | default list) "groups" ($exemptions.groups | default list) "serviceAccounts" ($exemptions.serviceAccounts | default list) -}}
+{{- $controllers := dict -}}
+{{- if $builtIn -}}
+{{- $_ := set $always "groups" (concat $always.groups $catalog.builtInExemptions.groups) -}}
+{{- $controllers = dict "users" $catalog.builtInExemptions.users "serviceAccounts" $catalog.builtInExemptions.serviceAccounts -}}
+{{- end -}}
+{{- $enabled := include "jobguard.enabledRules" $root | fromYaml -}}
+{{- $terms := list -}}
+{{- $condition := include "jobguard.subjectsCondition" $always -}}
+{{- if ne $condition "false" }}{{ $terms = append $terms $condition }}{{ end -}}
+{{- $condition = include "jobguard.subjectsCondition" $controllers -}}
+{{- if ne $condition "false" -}}
+{{- if and $policy.forceSuspendOnCreate (hasKey $enabled "SUS-008") -}}
+{{- $terms = append $terms (printf "(request.operation != 'CREATE' && (%s))" $condition) -}}
+{{- else -}}
+{{- $terms = append $terms $condition -}}
+{{- end -}}
+{{- end -}}
+{{- with $terms -}}
+{{- $conditions = append $conditions (dict "name" "not-an-exempt-requester" "expression" (printf "!(%s)" (join " || " .))) -}}
+{{- end -}}
+{{- end -}}
+{{- $condition := include "jobguard.subjectsCondition" ($policy.controllers | default dict) -}}
+{{- if ne $condition "false" -}}
+{{- $conditions = append $conditions (dict "name" "not-a-controller-of-the-policy" "expression" (printf "!(%s)" $condition)) -}}
+{{- end -}}
+{{- $scope := dict "namespaceSelector" (dict "matchExpressions" $expressions) -}}
+{{- with $match.labelSelector -}}
+{{- $selector := dict -}}
+{{- with .matchLabels }}{{ $_ := set $selector "matchLabels" . }}{{ end -}}
+{{- $requirements := list -}}
+{{- range .matchExpressions | default list }}{{ if ne .operator "DoesNotExist" }}{{ $requirements = append $requirements . }}{{ end }}{{ end -}}
+{{- with $requirements }}{{ $_ := set $selector "matchExpressions" . }}{{ end -}}
+{{- with $selector }}{{ $_ := set $scope "objectSelector" . }}{{ end -}}
+{{- end -}}
+{{- with $conditions }}{{ $_ := set $scope "matchConditions" . }}{{ end -}}
+{{- toYaml $scope -}}
 {{- end -}}
