@@ -10,6 +10,8 @@
    (the default) and on the event loop (`inline`: INLINE_BODY_BYTES raised), which is the
    measurement behind the choice.
 2. 150 requests with distinct 1 MiB label keys: the server's RSS growth.
+   (`--concurrent-only`: instead, 20 Job CREATEs of ~105,000 small containers, 6.9 MiB each,
+   sent at once with small reviews beside them: the peak RSS and the answers.)
 3. A silent connection and one that trickles its headers: when the server closes them.
 
 `--baseline REF` runs 1 and 2 against the server of a git revision too.
@@ -173,6 +175,62 @@ def closed_after(port: int, send: bytes, trickle: bool) -> float:
         return time.monotonic() - started
 
 
+def costly_job(size: int = 6_900 * 1024 * 1024 // 1000) -> bytes:
+    """A Job CREATE whose spec.template.spec.containers hold ~105,000 small containers (names
+    padded to make 6.9 MiB; every name the same, so each is a duplicate)."""
+    obj = job()
+    container = {"name": "c1", "image": "registry.example/team/image:1.0.0", "args": ["run"]}
+    base = len(orjson.dumps(review(obj))) - len(orjson.dumps(obj["spec"]["template"]["spec"]))
+    count = (size - base) // (len(orjson.dumps(container)) + 1)
+    obj["spec"]["template"]["spec"]["containers"] = [container] * count
+    return orjson.dumps(review(obj))
+
+
+def concurrent(port: int, pid: int, body: bytes, count: int = 20) -> dict[str, float]:
+    """`count` copies of `body` sent at once (each on its own connection), and small reviews
+    every 50 ms beside them: the peak RSS, the answers' statuses and the small ones' waits."""
+    small = http_request("/validate", orjson.dumps(review(job())))
+    waits: list[float] = []
+    statuses: list[int] = []
+    stop = threading.Event()
+
+    def small_reviews() -> None:
+        with connect(port) as sock:
+            while not stop.is_set():
+                started = time.perf_counter()
+                sock.sendall(small)
+                read_response(sock)
+                waits.append(time.perf_counter() - started)
+                time.sleep(0.05)
+
+    def large() -> None:
+        with connect(port) as sock:
+            sock.sendall(http_request("/validate?timeout=10s", body))
+            statuses.append(read_response(sock)[0])
+
+    before = rss_mib(pid)
+    started = time.perf_counter()
+    threads = [threading.Thread(target=large) for _ in range(count)]
+    others = threading.Thread(target=small_reviews)
+    others.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    stop.set()
+    others.join()
+    return {
+        "rss_before_mib": before,
+        "peak_rss_mib": rss_mib(pid, "VmHWM"),
+        "answered_200": statuses.count(200),
+        "refused_503": statuses.count(503),
+        "other": len(statuses) - statuses.count(200) - statuses.count(503),
+        "all_answered_s": seconds,
+        "small_max_ms": max(waits) * 1000,
+    }
+
+
 def report(label: str, runs: list[dict[str, float]]) -> None:
     keys = list(runs[0])
     print(f"  {label}: " + ", ".join(f"{k} {[round(r[k], 2) for r in runs]}" for k in keys))
@@ -183,14 +241,33 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", metavar="REF")
     parser.add_argument("--header-timeout", type=float, default=10.0)
+    parser.add_argument(
+        "--concurrent-only",
+        action="store_true",
+        help="only the 20 concurrent 6.9 MiB Jobs of small containers (this tree, --baseline)",
+    )
     args = parser.parse_args()
+    if args.concurrent_only:
+        body = costly_job()
+        print(f"20 concurrent Job CREATEs of small containers, {len(body) / 2**20:.2f} MiB each")
+        trees: list[tuple[str, str | None]] = [("this tree", None)]
+        if args.baseline:
+            trees.append((f"baseline {args.baseline}", args.baseline))
+        for name, ref in trees:
+            with source_tree(ref) as tree:
+                runs = []
+                for _ in range(args.repeat):
+                    with server(tree, False, []) as (port, pid):
+                        runs.append(concurrent(port, pid, body))
+                report(name, runs)
+        return
     bodies = {
         "250,000 UIDs in both uncountedTerminatedPods lists": status_update(),
         "365,000 UIDs in both lists (just under the 7 MiB body cap)": status_update(365_000),
         "980,000 single indexes in completedIndexes": long_index_list(),
         "2,400,000 empty objects": empty_objects(),
     }
-    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    trees = [("this tree", None)]
     if args.baseline:
         trees.append((f"baseline {args.baseline}", args.baseline))
     for name, ref in trees:

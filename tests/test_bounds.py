@@ -3,6 +3,7 @@ test_server_limits)."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -22,8 +23,9 @@ from jobguard.app.admission import (
     MAX_CONTAINERS,
     handle_mutate,
     handle_validate,
+    structures,
 )
-from jobguard.app.config import FileConfig
+from jobguard.app.config import FileConfig, parse_config
 from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review
@@ -302,5 +304,147 @@ def test_a_large_body_of_empty_containers_is_refused_before_reading() -> None:
     assert outcome.status == 400
     assert outcome.payload == {
         "error": f"body has more than {MAX_CONTAINERS} JSON objects and arrays "
-        f"({brackets} opening brackets): not an object the API server sends"
+        f"({brackets}): not an object the API server sends"
     }
+
+
+QUEUED = parse_config(
+    """
+suspendPolicies:
+  - name: queued
+    match:
+      namespaces: [default]
+      labelSelector: {matchLabels: {kueue.x-k8s.io/queue-name: q}}
+    forceSuspendOnCreate: true
+    controllers: {serviceAccounts: ["kueue-system:kueue"]}
+"""
+).to_settings()
+SUSPENDED = {
+    "uid": "uid-1",
+    "allowed": True,
+    "patchType": "JSONPatch",
+    "patch": "W3sib3AiOiJhZGQiLCJwYXRoIjoiL3NwZWMvc3VzcGVuZCIsInZhbHVlIjp0cnVlfV0=",
+    "auditAnnotations": {"mutation": "suspended by policy queued"},
+    "warnings": [
+        "spec.suspend set to true by policy 'queued': the queue controller resumes the Job"
+    ],
+}
+
+
+def queued_job() -> dict[str, Any]:
+    obj = job(name="q")
+    obj["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "q"}
+    obj["metadata"]["namespace"] = "default"
+    return obj
+
+
+def bracket_laden(obj: dict[str, Any]) -> bytes:
+    """A review of 1.05 MiB whose container args hold MAX_CONTAINERS + 1 `[`."""
+    args = ["[" * (MAX_CONTAINERS + 1), "-" * 600_000]
+    obj["spec"]["template"]["spec"]["containers"][0]["args"] = args
+    body = orjson.dumps(review(obj))
+    assert len(body) > LOW_MEMORY_PARSE_BYTES
+    assert body.count(b"[") > MAX_CONTAINERS
+    return body
+
+
+def test_structures_do_not_count_brackets_inside_strings() -> None:
+    assert structures(b'{"a":["[{",{"b":"\\"}],"c":"\\"[{"}', 0) == 3
+    assert structures(b'{"a":"[\\"[","b":[]}', 0) == 2  # an escaped quote ends no string
+    assert structures(b"[[[[", 2) == 4
+    assert structures(b'["[[[[[', 2) == 1 + 5  # an unterminated string: an upper bound
+    assert structures(b'{"a":"[[[["}', 10) == 5  # within the limit: counted in C only
+
+
+def test_brackets_inside_strings_do_not_refuse_a_large_body() -> None:
+    body = bracket_laden(queued_job())
+    validated = handle_validate(body, QUEUED)
+    assert validated.status == 200 and validated.review is not None
+    response = validated.review["response"]
+    # Judged like any Job: matched by the policy and not suspended, so SUS-001 denies it.
+    assert (response["allowed"], response["status"]["code"]) == (False, 403)
+    assert [c["field"] for c in response["status"]["details"]["causes"]] == ["spec.suspend"]
+    mutated = handle_mutate(body, QUEUED)
+    assert mutated.status == 200 and mutated.review is not None
+    assert mutated.review == {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": SUSPENDED,
+    }
+    suspended = queued_job()
+    suspended["spec"]["suspend"] = True
+    body = bracket_laden(suspended)
+    assert handle_validate(body, QUEUED).payload["response"] == {  # type: ignore[typeddict-item]
+        "uid": "uid-1",
+        "allowed": True,
+    }
+    assert handle_mutate(body, QUEUED).payload["response"] == {  # type: ignore[typeddict-item]
+        "uid": "uid-1",
+        "allowed": True,
+    }
+
+
+@pytest.mark.parametrize("size", [100, LOW_MEMORY_PARSE_BYTES + 1000])
+def test_mutate_reads_only_what_it_needs_and_answers_alike(size: int) -> None:
+    """The answers of /mutate for small bodies (the whole review decoded) and large ones (only
+    the fields the mutation reads)."""
+    cases: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    matched = queued_job()
+    cases.append((matched, SUSPENDED))
+    no_spec = queued_job()
+    del no_spec["spec"]
+    no_spec_patch = base64.b64encode(
+        orjson.dumps([{"op": "add", "path": "/spec", "value": {"suspend": True}}])
+    ).decode()
+    cases.append((no_spec, {**SUSPENDED, "patch": no_spec_patch}))
+    template_labels = queued_job()
+    template_labels["spec"]["template"]["metadata"] = {
+        "labels": template_labels["metadata"].pop("labels")
+    }
+    cases.append((template_labels, SUSPENDED))
+    other_namespace = queued_job()
+    other_namespace["metadata"]["namespace"] = "team-b"
+    cases.append((other_namespace, None))
+    suspended = queued_job()
+    suspended["spec"]["suspend"] = True
+    cases.append((suspended, None))
+    bad_suspend = queued_job()
+    bad_suspend["spec"]["suspend"] = "yes"
+    cases.append((bad_suspend, None))
+    bad_labels = queued_job()
+    bad_labels["metadata"]["labels"] = ["kueue.x-k8s.io/queue-name"]
+    cases.append((bad_labels, None))
+    for obj, expected in cases:
+        obj.setdefault("metadata", {})["annotations"] = {"filler": "x" * size}
+        sent = review(obj)
+        sent["request"]["namespace"] = obj["metadata"].get("namespace", "")
+        outcome = handle_mutate(orjson.dumps(sent), QUEUED)
+        assert outcome.review is not None
+        assert outcome.review["response"] == (expected or {"uid": "uid-1", "allowed": True})
+
+
+def test_mutate_answers_a_large_body_whatever_its_structure() -> None:
+    """/validate refuses a body with more than MAX_CONTAINERS objects and arrays (400); /mutate
+    never builds them, so it answers it, with the patch its policy asks for."""
+    obj = queued_job()
+    obj["spec"]["template"]["spec"]["containers"] *= MAX_CONTAINERS // 10
+    for container in obj["spec"]["template"]["spec"]["containers"]:
+        container["env"] = [{}] * 10
+    body = orjson.dumps(review(obj))
+    assert structures(body, MAX_CONTAINERS) > MAX_CONTAINERS
+    assert handle_validate(body, QUEUED).status == 400
+    mutated = handle_mutate(body, QUEUED)
+    assert mutated.review is not None and mutated.review["response"] == SUSPENDED
+
+
+def test_mutate_reads_a_large_body_it_cannot_read_in_part_as_validate_does() -> None:
+    obj = queued_job()
+    obj["spec"]["template"] = "a template"  # not an object: the whole review is read
+    obj["metadata"]["annotations"] = {"filler": "x" * LOW_MEMORY_PARSE_BYTES}
+    assert handle_mutate(orjson.dumps(review(obj)), QUEUED).review["response"] == {  # type: ignore[index]
+        "uid": "uid-1",
+        "allowed": True,
+    }
+    broken = orjson.dumps(review(queued_job()))[:-1] + b" " * LOW_MEMORY_PARSE_BYTES
+    refused = handle_mutate(broken, QUEUED)
+    assert refused.status == 400 and refused.error == handle_validate(broken, QUEUED).error

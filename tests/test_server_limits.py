@@ -512,3 +512,58 @@ def test_writes_of_one_turn_of_the_loop_leave_in_one_and_before_a_close() -> Non
         ("write", b"HTTP/1.1 200 OK\r\n\r\n"),
         ("eof", b""),
     ]
+
+
+def costly_review(containers: int) -> bytes:
+    """A Job CREATE of `containers` small containers: the costliest shape per byte known."""
+    obj = job()
+    obj["spec"]["template"]["spec"]["containers"] = [{"name": "c1", "image": "i"}] * containers
+    return orjson.dumps(review(obj))
+
+
+def test_concurrent_large_bodies_stay_within_the_memory_budget() -> None:
+    """Six 2.6 MiB reviews of small containers at once, and small reviews beside them: the
+    small ones are answered, each large one is answered or gets 503 with its reason, and the
+    server's peak RSS stays far inside the chart's 256 MiB limit."""
+    large = costly_review(100_000)
+    results: list[tuple[int, bytes]] = []
+    small_answers: list[tuple[int, float]] = []
+    with server(["--memory-budget-bytes", str(48 * 1024 * 1024)]) as (port, pid):
+        before = rss_mib(pid, "VmHWM")
+
+        def send(body: bytes) -> None:
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+                sock.sendall(http_request("/validate?timeout=10s", body))
+                status, _, answer = read_response(sock)
+                results.append((status, answer))
+
+        def smalls() -> None:
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+                for _ in range(20):
+                    started = time.monotonic()
+                    sock.sendall(http_request("/validate", SMALL))
+                    status, _, answer = read_response(sock)
+                    small_answers.append((status, time.monotonic() - started))
+                    assert orjson.loads(answer)["response"]["allowed"] is True
+                    time.sleep(0.05)
+
+        threads = [threading.Thread(target=send, args=(large,)) for _ in range(6)]
+        threads.append(threading.Thread(target=smalls))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        peak = rss_mib(pid, "VmHWM")
+    assert len(results) == 6 and len(small_answers) == 20
+    assert all(status == 200 for status, _ in small_answers)
+    assert max(seconds for _, seconds in small_answers) < 10  # liveness, not speed
+    for status, answer in results:
+        assert status in (200, 503)
+        if status == 503:
+            assert list(orjson.loads(answer)) == ["error"]
+            assert "memory budget" in orjson.loads(answer)["error"]
+        else:
+            assert orjson.loads(answer)["response"]["allowed"] is False  # duplicate names
+    assert any(status == 200 for status, _ in results)
+    # One such review judged costs about 70 MiB; six at once would take over 400 MiB.
+    assert peak - before < 120, (before, peak)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import base64
 import dataclasses
 import logging
+import re
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal, get_args
 
 import orjson
 
+from jobguard.app import envelope as mutation_envelope
 from jobguard.app import jsonfallback
 from jobguard.app.reviews import (
     Cause,
@@ -55,9 +57,29 @@ LOW_MEMORY_PARSE_BYTES = 1024 * 1024
 memory at 4.8 MiB; as fast on the string-heavy bodies that get this large)."""
 
 MAX_CONTAINERS = 500_000
-"""At most this many JSON objects and arrays in a large body: an empty one costs 56-64 bytes
-decoded, so a 7 MiB body of `{},{},...` would take 150 MiB. A Job's whole object, managedFields
-included, has a few thousand."""
+"""At most this many JSON objects and arrays in a large body (`structures`: brackets inside
+strings do not count): an empty one costs 56-64 bytes decoded, so a 7 MiB body of `{},{},...`
+would take 150 MiB. A Job's whole object, managedFields included, has a few thousand."""
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+"""A JSON string, escapes included (linear: no nested repetition to backtrack into)."""
+
+
+def structures(body: bytes, limit: int) -> int:
+    """The JSON objects and arrays in `body` (its `{` and `[` outside strings), exact once the
+    brackets counted in C exceed `limit` (below it, an upper bound: strings may hold some).
+
+    Beyond the limit, the brackets inside each string are taken away, a string at a time (its
+    brackets counted in C): work grows with the strings, so a body with few of them, such as one
+    whose container args hold 500,001 `[`, is counted in microseconds."""
+    count = body.count(b"{") + body.count(b"[")
+    if count <= limit:
+        return count
+    for match in _STRING.finditer(body):
+        start, end = match.span()
+        count -= body.count(b"{", start, end) + body.count(b"[", start, end)
+    return count
+
 
 Result = Literal["allowed", "denied", "bad_request", "error"]
 """What one webhook call did, for metrics and logs."""
@@ -155,11 +177,11 @@ def parse_review(body: bytes) -> ParsedReview:
     """
     unreadable = None
     if len(body) > LOW_MEMORY_PARSE_BYTES:
-        containers = body.count(b"{") + body.count(b"[")  # an upper bound: strings may hold some
+        containers = structures(body, MAX_CONTAINERS)
         if containers > MAX_CONTAINERS:
             raise BadReview(
-                f"body has more than {MAX_CONTAINERS} JSON objects and arrays ({containers} "
-                "opening brackets): not an object the API server sends"
+                f"body has more than {MAX_CONTAINERS} JSON objects and arrays ({containers}): "
+                "not an object the API server sends"
             )
         data, unreadable = _large_loads(body)
     else:
@@ -167,6 +189,26 @@ def parse_review(body: bytes) -> ParsedReview:
             data = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             data, unreadable = _fallback_loads(body, exc)
+    return _review_of(data, unreadable)
+
+
+def parse_mutation_review(body: bytes) -> ParsedReview:
+    """`parse_review` for /mutate. A large body (over LOW_MEMORY_PARSE_BYTES) is read with only
+    what the mutating webhook reads of its object (jobguard.app.envelope), so its size or
+    structure elsewhere is never refused nor built; one that cannot be read that way (not
+    JSON, a part that should be an object and is not, values orjson refuses) and every smaller
+    body are read by `parse_review`, as /validate reads them."""
+    if len(body) <= LOW_MEMORY_PARSE_BYTES:
+        return parse_review(body)
+    try:
+        data = mutation_envelope.decode(body)
+    except mutation_envelope.NOT_READ:
+        return parse_review(body)
+    return _review_of(data, None)
+
+
+def _review_of(data: Any, unreadable: ObjectDecodeError | None) -> ParsedReview:
+    """The checks of `parse_review` on the decoded body."""
     if not isinstance(data, dict):
         raise BadReview("body must be a JSON object (an AdmissionReview)")
     sent_version = data.get("apiVersion")
@@ -523,9 +565,15 @@ def handle_validate(body: bytes, settings: Settings) -> Outcome:
 
 
 def handle_mutate(body: bytes, settings: Settings) -> Outcome:
-    """/mutate: the Outcome for a raw body (bad bodies as in `handle_validate`). Never raises."""
+    """/mutate: the Outcome for a raw body (bad bodies as in `handle_validate`). Never raises.
+
+    Of a body over LOW_MEMORY_PARSE_BYTES only what the mutation reads is decoded
+    (`parse_mutation_review`): the answer is the one the whole object gets, except that the
+    fields /mutate does not read are not checked, so such an object unreadable only there
+    (`"completions": "ten"`) is still suspended by its policy (/validate denies it, DEC-001);
+    a smaller one is left unpatched."""
     try:
-        parsed = parse_review(body)
+        parsed = parse_mutation_review(body)
     except BadReview as exc:
         return Outcome("bad_request", error=str(exc))
     try:

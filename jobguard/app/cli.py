@@ -92,6 +92,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         body_timeout=args.body_timeout,
         log_bodies=args.log_bodies,
         health_port=args.health_port,
+        memory_budget=args.memory_budget_bytes,
     )
     tls_manager = None
     if tls:
@@ -364,6 +365,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=7 * 1024 * 1024,
         help="larger request bodies get 413 without being read",
+    )
+    serve.add_argument(
+        "--memory-budget-bytes",
+        type=int,
+        default=96 * 1024 * 1024,
+        help="memory the request bodies being read and judged may cost at once, decoded "
+        "(28 bytes a body byte); beyond it a request waits at most 3 s, then gets 503",
     )
     serve.add_argument(
         "--body-timeout",

@@ -13,6 +13,7 @@ import asyncio
 import gc
 import logging
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,7 +23,13 @@ from typing import Any
 import orjson
 from fastapi import FastAPI
 
-from jobguard.app.admission import RULE_AND_ENFORCEMENT, Outcome, handle_mutate, handle_validate
+from jobguard.app.admission import (
+    LOW_MEMORY_PARSE_BYTES,
+    RULE_AND_ENFORCEMENT,
+    Outcome,
+    handle_mutate,
+    handle_validate,
+)
 from jobguard.app.observability import Metrics, log_fields
 from jobguard.validators import Enforcement, Operation, Settings
 
@@ -66,6 +73,9 @@ class ServerOptions:
     """Also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for
     probes and scrapers that cannot present the client certificate TLS may require."""
     health_host: str = "0.0.0.0"
+    memory_budget: int = 96 * 1024 * 1024
+    """Bytes the bodies being read and judged may cost at once, decoded (see MemoryBudget);
+    beyond it a request waits at most BUDGET_WAIT seconds, then gets 503."""
 
 
 class WebhookApp:
@@ -83,6 +93,7 @@ class WebhookApp:
         self._deadlines = _BodyDeadlines()
         self._too_large = f"body exceeds {options.max_body_bytes} bytes"
         self._budgets: dict[bytes, float] = {}
+        self.memory = MemoryBudget(options.memory_budget)
 
     @property
     def state(self) -> Any:
@@ -101,10 +112,35 @@ class WebhookApp:
         if declared is not None and declared > options.max_body_bytes:
             await self._refuse(send, endpoint, 413, "too_large", self._too_large, started)
             return
+        budget = self._budget(scope)
+        # The memory the body will cost, decoded, is held from before it is read (from its
+        # Content-Length; as its chunks arrive without one) until it is answered.
+        hold = _Hold(endpoint)
+        memory = self.memory
+        try:
+            if declared is not None and not memory.try_acquire(hold, declared):
+                waited = min(BUDGET_WAIT, budget / 2)
+                if not await memory.acquire(hold, declared, waited):
+                    await self._busy(send, endpoint, waited, started)
+                    return
+            await self._serve(send, receive, endpoint, budget, hold, declared is None, started)
+        finally:
+            memory.release(hold)
+
+    async def _serve(
+        self,
+        send: Send,
+        receive: Receive,
+        endpoint: str,
+        budget: float,
+        hold: _Hold,
+        unsized: bool,
+        started: float,
+    ) -> None:
+        options = self.options
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         assert task is not None  # ASGI apps run in a task
-        budget = self._budget(scope)
         deadlines = self._deadlines
         deadlines.watch(task, loop, budget)
         try:
@@ -115,8 +151,10 @@ class WebhookApp:
                 body = message.get("body", b"")
                 if len(body) > options.max_body_bytes:
                     raise _TooLarge
+                if unsized:
+                    await self._account(hold, len(body), budget)
                 if message.get("more_body", False):
-                    body = await self._read_rest(receive, body)
+                    body = await self._read_rest(receive, body, hold if unsized else None, budget)
             finally:
                 timed_out = deadlines.done(task)
         except asyncio.CancelledError:
@@ -128,6 +166,9 @@ class WebhookApp:
             return
         except _TooLarge:
             await self._refuse(send, endpoint, 413, "too_large", self._too_large, started)
+            return
+        except _Busy as busy:
+            await self._busy(send, endpoint, busy.waited, started)
             return
         except _Disconnected:
             return
@@ -144,10 +185,26 @@ class WebhookApp:
         seconds = perf_counter() - started
         await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
 
+    async def _account(self, hold: _Hold, size: int, budget: float) -> None:
+        """Hold the memory of a body without a Content-Length, now `size` bytes read."""
+        if not self.memory.try_acquire(hold, size):
+            waited = min(BUDGET_WAIT, budget / 2)
+            if not await self.memory.acquire(hold, size, waited):
+                raise _Busy(waited)
+
+    async def _busy(self, send: Send, endpoint: str, waited: float, started: float) -> None:
+        memory = self.memory
+        reason = (
+            f"server busy: the bodies being read and judged hold its memory budget "
+            f"({memory.used >> 20} of {memory.capacity >> 20} MiB, decoded) and none was "
+            f"freed for this one within {waited:g}s; retry"
+        )
+        await self._refuse(send, endpoint, 503, "busy", reason, started)
+
     async def _refuse(
         self, send: Send, endpoint: str, status: int, verdict: str, reason: str, started: float
     ) -> None:
-        """Answer a body that was not read (413, 408): counted and logged with its reason. The
+        """Answer a body that was not read (413, 408, 503): counted and logged with its reason. The
         connection is closed after it (the rest of the body would be read as a request)."""
         await _respond(send, status, {"error": reason}, close=True)
         seconds = perf_counter() - started
@@ -168,8 +225,11 @@ class WebhookApp:
                 self._budgets[query] = budget
         return budget
 
-    async def _read_rest(self, receive: Receive, first: bytes) -> bytes:
-        """The body after its first message (`first`), which said more was coming."""
+    async def _read_rest(
+        self, receive: Receive, first: bytes, hold: _Hold | None, budget: float
+    ) -> bytes:
+        """The body after its first message (`first`), which said more was coming; its memory
+        held as it arrives when `hold` is given (a body without a Content-Length)."""
         chunks = [first]
         size = len(first)
         while True:
@@ -180,6 +240,8 @@ class WebhookApp:
             size += len(chunk)
             if size > self.options.max_body_bytes:
                 raise _TooLarge
+            if hold is not None:
+                await self._account(hold, size, budget)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -266,6 +328,127 @@ def _without_collector(
         gc.enable()
 
 
+DECODED_COST = 28
+"""Bytes of memory a body's byte can cost while it is judged: 28 measured for the costliest
+shape known, a Job of small containers (`{"name":"c1","image":"i"}`, 270,000 in 6.7 MiB: a
+`tracemalloc` peak of 189 MiB for `handle_validate`), against 13 for a status update of UIDs
+and less for string-heavy objects (bench/README.md, "memory budget")."""
+MUTATE_LARGE_COST = 3
+"""The same for /mutate's bytes beyond LOW_MEMORY_PARSE_BYTES, of which it decodes only a few
+fields (`admission.parse_mutation_review`): the body and its chunks while being read."""
+BUDGET_WAIT = 3.0
+"""Seconds at most a request waits for memory (less when the API server's `?timeout=` is
+shorter: half of it), then 503: within the API server's budget for the call, so it can apply
+the webhook's failurePolicy or retry instead of timing out."""
+
+
+def body_cost(endpoint: str, size: int) -> int:
+    """What a body of `size` bytes costs the budget on `endpoint` (see DECODED_COST)."""
+    if endpoint == "/mutate" and size > LOW_MEMORY_PARSE_BYTES:
+        large = size - LOW_MEMORY_PARSE_BYTES
+        return DECODED_COST * LOW_MEMORY_PARSE_BYTES + MUTATE_LARGE_COST * large
+    return DECODED_COST * size
+
+
+class _Hold:
+    """What one request holds of the budget: `small` under the small bodies' share, `large`
+    under the large ones' (see MemoryBudget)."""
+
+    __slots__ = ("endpoint", "large", "size", "small")
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+        self.size = 0
+        """The body's bytes accounted for (its Content-Length, or what has arrived)."""
+        self.small = 0
+        self.large = 0
+
+
+class MemoryBudget:
+    """The memory of the bodies being read and judged, decoded (`body_cost`), bounded at
+    `capacity` bytes in total; requests beyond it wait (bounded by the caller) for others to be
+    answered.
+
+    A body over INLINE_BODY_BYTES counts as large, and large bodies together hold at most
+    seven eighths of the capacity, so small reviews (every real Job) always have room beside
+    them. One body costing more than the large share holds the whole share (it is judged with
+    no other large body in memory) rather than never being judged. Waiters are served in
+    arrival order among those that fit: a small body never waits behind a large one. Used on
+    one event loop only (no lock).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.large_capacity = capacity - capacity // 8
+        self.used = 0
+        self.large_used = 0
+        self._waiters: deque[tuple[_Hold, int, asyncio.Future[None]]] = deque()
+
+    def _grant(self, hold: _Hold, size: int) -> bool:
+        """Account `hold` at `size` bytes of body if that fits now."""
+        added = body_cost(hold.endpoint, size) - body_cost(hold.endpoint, hold.size)
+        if size > INLINE_BODY_BYTES:
+            # A large body's cost is capped at the large share (held alone, see above).
+            large = min(hold.large + added, self.large_capacity)
+            added = large - hold.large
+            if added > 0 and (
+                self.large_used + added > self.large_capacity or self.used + added > self.capacity
+            ):
+                return False
+            hold.large += added
+            self.large_used += added
+        else:
+            if added > 0 and self.used + added > self.capacity:
+                return False
+            hold.small += added
+        self.used += added
+        hold.size = size
+        return True
+
+    def try_acquire(self, hold: _Hold, size: int) -> bool:
+        """Without waiting: whether `hold` now holds a `size`-byte body's cost."""
+        return not self._waiters_before(hold, size) and self._grant(hold, size)
+
+    def _waiters_before(self, hold: _Hold, size: int) -> bool:
+        """Whether a waiter was there first for the same share (a large body does not pass a
+        large one already waiting; a small one passes any large one)."""
+        large = size > INLINE_BODY_BYTES
+        return any(large or waiter_size <= INLINE_BODY_BYTES for _, waiter_size, _ in self._waiters)
+
+    async def acquire(self, hold: _Hold, size: int, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for `hold` to hold a `size`-byte body's cost."""
+        if self.try_acquire(hold, size):
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        entry = (hold, size, waiter)
+        self._waiters.append(entry)
+        try:
+            await asyncio.wait_for(waiter, timeout)
+        except TimeoutError:
+            return waiter.done() and not waiter.cancelled()  # granted as the wait ran out
+        finally:
+            if entry in self._waiters:
+                self._waiters.remove(entry)
+        return True
+
+    def release(self, hold: _Hold) -> None:
+        """Give back all `hold` holds, and grant the waiters that now fit, in order."""
+        self.used -= hold.small + hold.large
+        self.large_used -= hold.large
+        hold.small = hold.large = hold.size = 0
+        for entry in list(self._waiters):
+            waiter_hold, size, waiter = entry
+            if waiter.done():
+                continue
+            if self._grant(waiter_hold, size):
+                self._waiters.remove(entry)
+                waiter.set_result(None)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+
 DEADLINE_RESOLUTION = 0.1
 """Seconds between checks of the body deadlines: a body is cut at most this late."""
 
@@ -316,6 +499,11 @@ class _BodyDeadlines:
 
 class _TooLarge(Exception):
     pass
+
+
+class _Busy(Exception):
+    def __init__(self, waited: float) -> None:
+        self.waited = waited
 
 
 class _Disconnected(Exception):

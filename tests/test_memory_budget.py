@@ -1,0 +1,114 @@
+"""The memory budget of the bodies being read and judged (`webhook.MemoryBudget`): its
+accounting and its bounded waiting (the server under load: test_server_limits)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from jobguard.app.admission import LOW_MEMORY_PARSE_BYTES
+from jobguard.app.webhook import (
+    DECODED_COST,
+    INLINE_BODY_BYTES,
+    MUTATE_LARGE_COST,
+    MemoryBudget,
+    _Hold,
+    body_cost,
+)
+
+MIB = 1024 * 1024
+
+
+def test_a_body_costs_its_size_times_the_decoded_cost() -> None:
+    assert body_cost("/validate", 1000) == 1000 * DECODED_COST
+    assert body_cost("/mutate", 1000) == 1000 * DECODED_COST
+    # /mutate decodes only a few fields of a body over LOW_MEMORY_PARSE_BYTES.
+    beyond = LOW_MEMORY_PARSE_BYTES + 5 * MIB
+    assert body_cost("/mutate", beyond) == (
+        LOW_MEMORY_PARSE_BYTES * DECODED_COST + 5 * MIB * MUTATE_LARGE_COST
+    )
+
+
+def test_holds_are_accounted_and_given_back() -> None:
+    budget = MemoryBudget(64 * MIB)
+    small, large = _Hold("/validate"), _Hold("/validate")
+    assert budget.try_acquire(small, 10_000)
+    assert budget.used == 10_000 * DECODED_COST and budget.large_used == 0
+    assert budget.try_acquire(large, MIB)
+    assert budget.large_used == MIB * DECODED_COST
+    assert budget.used == (MIB + 10_000) * DECODED_COST
+    # A body read in chunks grows its hold: only the difference is added.
+    assert budget.try_acquire(small, 20_000)
+    assert budget.used == (MIB + 20_000) * DECODED_COST
+    budget.release(small)
+    budget.release(large)
+    assert (budget.used, budget.large_used) == (0, 0)
+    budget.release(large)  # nothing held: nothing given back twice
+    assert budget.used == 0
+
+
+def test_large_bodies_leave_room_for_small_ones() -> None:
+    budget = MemoryBudget(64 * MIB)
+    assert budget.large_capacity == 56 * MIB
+    first, second = _Hold("/validate"), _Hold("/validate")
+    assert budget.try_acquire(first, 3 * MIB // 2)  # 42 MiB
+    assert not budget.try_acquire(second, MIB)  # 28 MiB more: over the large share
+    assert second.size == 0 and budget.used == 3 * MIB // 2 * DECODED_COST
+    smalls = [_Hold("/validate") for _ in range(3)]
+    assert all(budget.try_acquire(hold, INLINE_BODY_BYTES) for hold in smalls)  # 7 MiB each
+    assert budget.used == budget.large_used + 3 * INLINE_BODY_BYTES * DECODED_COST
+
+
+def test_a_body_costing_more_than_the_large_share_holds_all_of_it() -> None:
+    budget = MemoryBudget(64 * MIB)
+    huge = _Hold("/validate")
+    assert budget.try_acquire(huge, 7 * MIB)  # 196 MiB, capped: judged alone
+    assert budget.large_used == budget.large_capacity == huge.large
+    assert not budget.try_acquire(_Hold("/validate"), INLINE_BODY_BYTES + 1)
+    assert budget.try_acquire(_Hold("/validate"), 4096)
+    budget.release(huge)
+    assert budget.large_used == 0
+
+
+def test_waiters_are_granted_when_memory_is_given_back() -> None:
+    async def scenario() -> list[str]:
+        budget = MemoryBudget(64 * MIB)
+        order: list[str] = []
+        first = _Hold("/validate")
+        assert budget.try_acquire(first, 2 * MIB)  # holds the large share
+
+        async def request(name: str, size: int, timeout: float) -> None:
+            hold = _Hold("/validate")
+            granted = await budget.acquire(hold, size, timeout)
+            order.append(f"{name} {'granted' if granted else 'refused'}")
+            if granted:
+                budget.release(hold)
+
+        waiting = [
+            asyncio.create_task(request("large", 2 * MIB, 5.0)),
+            asyncio.create_task(request("late", 2 * MIB, 0.05)),
+        ]
+        await asyncio.sleep(0.01)
+        # A small body passes the large ones waiting.
+        await request("small", 1000, 0.0)
+        assert budget.waiting == 2
+        await asyncio.sleep(0.1)  # "late" gave up
+        budget.release(first)
+        await asyncio.gather(*waiting)
+        assert budget.used == 0 and budget.waiting == 0
+        return order
+
+    assert asyncio.run(scenario()) == ["small granted", "late refused", "large granted"]
+
+
+def test_a_small_body_waits_only_when_the_whole_budget_is_held() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        budget = MemoryBudget(8 * MIB)
+        holds = [_Hold("/validate") for _ in range(100)]
+        held = [budget.try_acquire(hold, 4096) for hold in holds]  # 112 KiB each
+        assert held.count(True) == 8 * MIB // (4096 * DECODED_COST)
+        refused = await budget.acquire(_Hold("/validate"), 4096, 0.01)
+        budget.release(holds[0])
+        granted = await budget.acquire(_Hold("/validate"), 4096, 0.01)
+        return refused, granted
+
+    assert asyncio.run(scenario()) == (False, True)
