@@ -9,7 +9,7 @@ from jobguard.validators import Enforcement
 
 
 def test_defaults() -> None:
-    settings = parse_config("").to_settings()
+    settings = parse_config("{}").to_settings()
     assert settings.semantics.version == "1.35"
     assert settings.enabled("TM-001") and not settings.enabled("NE-003")
     assert settings.enabled("NE-001") and settings.enabled("NE-002")
@@ -60,7 +60,7 @@ def test_global_enforcement_applies_to_deny_by_default_rules() -> None:
     dryrun = parse_config("enforcement: dryrun\n").to_settings()
     assert dryrun.rule("NE-004").enforcement is Enforcement.DRYRUN
     assert dryrun.rule("SUS-001").enforcement is Enforcement.DRYRUN
-    deny = parse_config("").to_settings()
+    deny = parse_config("{}").to_settings()
     assert deny.rule("NE-004").enforcement is Enforcement.WARN
     assert deny.rule("SUS-005").enforcement is Enforcement.DENY
 

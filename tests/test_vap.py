@@ -174,7 +174,7 @@ def test_what_is_not_exported_says_why() -> None:
     assert {e.subject: e.reason for e in users_may_suspend.not_exported}["SUS-003"] == (
         "every suspend policy lets users suspend (usersMaySuspend: true)"
     )
-    no_policies = export_vap(parse_config("").to_settings())
+    no_policies = export_vap(parse_config("{}").to_settings())
     assert {e.subject: e.reason for e in no_policies.not_exported}["SUS-001"] == (
         "no suspend policies are configured"
     )
