@@ -169,7 +169,6 @@ def test_a_loader_that_fails_unexpectedly_is_a_rejected_version(
     applied: list[Settings] = []
     results: list[bool] = []
     reloader = ConfigReloader(str(path), applied.append, observer=results.append)
-    real = reload_module.load_config
 
     def broken(name: str | None = None) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
@@ -184,7 +183,7 @@ def test_a_loader_that_fails_unexpectedly_is_a_rejected_version(
         f"new configuration rejected, keeping the current one: {reloader.last_error}"
     ]
     assert caplog.records[0].exc_info is not None
-    monkeypatch.setattr(reload_module, "load_config", real)
+    monkeypatch.undo()
     swap(tmp_path, V136 + POLICY, "3")
     assert reloader.check() is True and applied[-1].semantics.version == "1.36"
 
@@ -235,11 +234,14 @@ def test_running_app_counts_a_bad_version_and_takes_the_next_good_one(tmp_path: 
         while not condition() and time.monotonic() < deadline:
             time.sleep(0.02)
 
+    def failures(count: int) -> Callable[[], bool]:
+        return lambda: bool(app.state.reloader.failures == count)
+
     with TestClient(app) as client:
         reloader = app.state.reloader
         for stamp, bad in enumerate(BAD_VERSIONS.values(), start=2):
             swap(tmp_path, bad, str(stamp))
-            wait(lambda stamp=stamp: reloader.failures == stamp - 1)
+            wait(failures(stamp - 1))
         assert (reloader.reloads, reloader.failures) == (0, len(BAD_VERSIONS))
         metrics = client.get("/metrics").text
         failed = f'jobguard_config_reloads_total{{result="failure"}} {len(BAD_VERSIONS)}.0'
