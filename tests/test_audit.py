@@ -449,7 +449,7 @@ def test_background_audit_runs_in_the_server(kubeconfig: str, stand_in: StandIn)
 
 
 def test_server_without_audit_has_no_audit_metrics() -> None:
-    with TestClient(create_app(parse_config(""))) as client:
+    with TestClient(create_app(parse_config("{}"))) as client:
         assert "jobguard_audit" not in client.get("/metrics").text
 
 

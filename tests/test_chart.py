@@ -16,7 +16,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from jobguard.app.config import parse_config
+from jobguard.app.config import ConfigError, parse_config
 from tests.corpus import KUEUE_SETUP
 
 KUEUE_CONFIG: dict[str, Any] = yaml.safe_load(KUEUE_SETUP.read_text())
@@ -385,3 +385,84 @@ def test_pod_labels_cannot_break_the_selector() -> None:
     assert labels["team"] == "batch"
     for key, value in spec["selector"]["matchLabels"].items():
         assert labels[key] == value
+
+
+POLICY_MISTAKES: dict[str, dict[str, Any]] = {
+    "no-match": {"name": "p", "controllers": {"users": ["k"]}},
+    "empty-match": {"name": "p", "match": {}, "controllers": {"users": ["k"]}},
+    "no-namespace": {"name": "p", "match": {"namespaces": []}, "controllers": {"users": ["k"]}},
+    "star-with-others": {
+        "name": "p",
+        "match": {"namespaces": ["*", "a"]},
+        "controllers": {"users": ["k"]},
+    },
+    "empty-selector": {
+        "name": "p",
+        "match": {"labelSelector": {"matchLabels": {}}},
+        "controllers": {"users": ["k"]},
+    },
+    "no-controllers": {"name": "p", "match": {"namespaces": ["*"]}},
+    "empty-controllers": {"name": "p", "match": {"namespaces": ["*"]}, "controllers": {}},
+    "empty-lists": {
+        "name": "p",
+        "match": {"namespaces": ["*"]},
+        "controllers": {"users": [], "serviceAccounts": []},
+    },
+    "string-force": {
+        "name": "p",
+        "match": {"namespaces": ["*"]},
+        "controllers": {"users": ["k"]},
+        "forceSuspendOnCreate": "no",
+    },
+    "string-users-may-suspend": {
+        "name": "p",
+        "match": {"namespaces": ["*"]},
+        "controllers": {"users": ["k"]},
+        "usersMaySuspend": "false",
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(POLICY_MISTAKES))
+def test_schema_and_jobguard_refuse_the_same_policies(name: str) -> None:
+    config = {"suspendPolicies": [POLICY_MISTAKES[name]]}
+    with pytest.raises(helm.HelmValuesError):
+        render({"config": config})
+    with pytest.raises(ConfigError):
+        parse_config(yaml.safe_dump(config), "values")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"exemptions": {"builtIn": "false"}},
+        {"rules": {"NE-001": {"enabled": "yes"}}},
+    ],
+    ids=["builtIn", "enabled"],
+)
+def test_schema_and_jobguard_refuse_strings_for_booleans(config: dict[str, Any]) -> None:
+    with pytest.raises(helm.HelmValuesError):
+        render({"config": config})
+    with pytest.raises(ConfigError):
+        parse_config(yaml.safe_dump(config), "values")
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        {"namespaces": ["*"]},
+        {"namespaces": ["team-*", "batch"]},
+        {"labelSelector": {"matchLabels": {"q": "a"}}},
+        {
+            "labelSelector": {
+                "matchLabels": {},
+                "matchExpressions": [{"key": "q", "operator": "Exists"}],
+            }
+        },
+    ],
+    ids=["every-namespace", "globs", "selector", "one-requirement"],
+)
+def test_schema_and_jobguard_accept_the_same_policies(match: dict[str, Any]) -> None:
+    config = {"suspendPolicies": [{"name": "p", "match": match, "controllers": {"groups": ["g"]}}]}
+    text = render({"config": config})["ConfigMap/jobguard"]["data"]["config.yaml"]
+    assert parse_config(text, "configmap").to_settings().policies.policies[0].name == "p"

@@ -27,7 +27,7 @@ from tests.vap_eval import evaluate
 
 KUEUE = KUEUE_SETUP.read_text()
 CONFIGS = {
-    "defaults": "",
+    "defaults": "{}",
     "kueue": KUEUE,
     "every-ne-rule": "rules: {'NE-*': {enabled: true}}\n",
     "ne-warn-only": "rules: {'NE-*': {enforcement: warn}}\n",

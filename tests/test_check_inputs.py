@@ -337,7 +337,7 @@ def test_template_changes_are_named_in_check_but_not_in_the_webhook(
         "spec.template.spec.nodeSelector (added)"
     )
     response = handle_validate(
-        orjson.dumps(review(new, old, "UPDATE")), parse_config("").to_settings()
+        orjson.dumps(review(new, old, "UPDATE")), parse_config("{}").to_settings()
     )
     assert response.review is not None
     status = response.review["response"]["status"]

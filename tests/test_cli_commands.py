@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,55 @@ def test_check_in_process_leaves_the_collector_as_it_found_it(
     assert main(["check", str(manifest)]) == 0
     capsys.readouterr()
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+BAD_FILES: dict[str, bytes] = {
+    "emptied": b"",
+    "comment-only": b"# being rewritten\n",
+    "nested-20000-deep": b"rules: " + b"[" * 20_000 + b"]" * 20_000 + b"\n",
+    "oversized": b"# padding\n" * 110_000 + b"{}\n",
+    "not-utf8": b"rules: \xff\n",
+    "impossible-date": b"kubernetesVersion: 2026-13-01\n",
+    "string-boolean": b"exemptions: {builtIn: 'no'}\n",
+    "policy-without-match": b"suspendPolicies:\n- {name: p, controllers: {users: [k]}}\n",
+    "policy-without-controllers": b"suspendPolicies:\n- {name: p, match: {namespaces: ['*']}}\n",
+}
+
+
+def test_config_validate_gives_one_line_for_each_bad_file_and_no_traceback(
+    tmp_path: Path,
+) -> None:
+    paths = []
+    for name, content in BAD_FILES.items():
+        paths.append(tmp_path / f"{name}.yaml")
+        paths[-1].write_bytes(content)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobguard", "config", "validate", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    lines = proc.stderr.splitlines()
+    assert len(lines) == len(paths), proc.stderr
+    for path, line in zip(paths, lines, strict=True):
+        assert line.startswith(f"{path}:"), line
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["nested-20000-deep", "oversized", "emptied"])
+def test_serve_refuses_a_bad_file_as_a_config_error(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes(BAD_FILES[name])
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobguard", "serve", "--config", str(path), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "JOBGUARD_CONFIG": ""},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"jobguard: {path}")
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr

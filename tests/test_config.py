@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from jobguard.app.config import ConfigError, parse_config
+from jobguard.app.config import (
+    MAX_CONFIG_BYTES,
+    MAX_DEPTH,
+    MAX_NODES,
+    ConfigError,
+    effective_config,
+    load_config,
+    parse_config,
+)
 from jobguard.validators import Enforcement
 
 
 def test_defaults() -> None:
-    settings = parse_config("").to_settings()
+    settings = parse_config("{}").to_settings()
     assert settings.semantics.version == "1.35"
     assert settings.enabled("TM-001") and not settings.enabled("NE-003")
     assert settings.enabled("NE-001") and settings.enabled("NE-002")
@@ -60,7 +71,7 @@ def test_global_enforcement_applies_to_deny_by_default_rules() -> None:
     dryrun = parse_config("enforcement: dryrun\n").to_settings()
     assert dryrun.rule("NE-004").enforcement is Enforcement.DRYRUN
     assert dryrun.rule("SUS-001").enforcement is Enforcement.DRYRUN
-    deny = parse_config("").to_settings()
+    deny = parse_config("{}").to_settings()
     assert deny.rule("NE-004").enforcement is Enforcement.WARN
     assert deny.rule("SUS-005").enforcement is Enforcement.DENY
 
@@ -120,3 +131,177 @@ def test_parameter_and_key_mistakes(text: str, expected: str) -> None:
 def test_rule_parameters_are_given_to_the_rule() -> None:
     settings = parse_config("rules:\n  NE-007: {params: {users: [a], groups: [g]}}\n").to_settings()
     assert settings.params["NE-007"] == {"users": ["a"], "groups": ["g"]}
+
+
+# --- fail safe: files that must not be taken for a configuration ----------------------------------
+
+MINIMAL_POLICY = (
+    "suspendPolicies:\n"
+    "  - name: p\n"
+    "    match: {namespaces: ['*']}\n"
+    "    controllers: {users: [kueue]}\n"
+)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only\n# comments\n", "---\n", "~\n"])
+def test_an_empty_or_comment_only_file_is_an_error(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"^c.yaml: holds no configuration .* write \{\}"):
+        parse_config(text, "c.yaml")
+
+
+def test_no_file_means_the_defaults_and_so_does_an_empty_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("{}\n")
+    assert load_config(str(path)) == load_config(None) == parse_config("# defaults\n{}\n")
+    path.write_text("")
+    with pytest.raises(ConfigError, match=f"^{path}: holds no configuration"):
+        load_config(str(path))
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("rules: " + "[" * 20_000 + "]" * 20_000, 1),
+        ("a: " + "{a: " * 20_000 + "1" + "}" * 20_000, 1),
+        ("rules:\n" + "".join("  " * i + "- \n" for i in range(1, 200)), 101),
+    ],
+    ids=["flow-lists", "flow-mappings", "block-lists"],
+)
+def test_nesting_deeper_than_the_limit_is_refused_before_the_parser_recurses(
+    text: str, line: int
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "c.yaml")
+    assert str(info.value) == (
+        f"c.yaml:{line}: nested deeper than {MAX_DEPTH} levels of mappings and lists"
+    )
+
+
+def test_nesting_up_to_the_limit_is_parsed() -> None:
+    text = "rules: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
+    with pytest.raises(ConfigError, match="rules: must be of type object"):
+        parse_config(text, "c.yaml")
+
+
+def test_aliases_count_expanded() -> None:
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for level in "bcde":
+        previous = chr(ord(level) - 1)
+        laughs += f"{level}: &{level} [{', '.join([f'*{previous}'] * 10)}]\n"
+    with pytest.raises(ConfigError, match=rf"^c.yaml:\d: more than {MAX_NODES} values"):
+        parse_config(laughs, "c.yaml")
+    deep = "a: &a " + "[" * 60 + "]" * 60 + "\nb: " + "[" * 50 + "*a" + "]" * 50 + "\n"
+    with pytest.raises(ConfigError, match=r"^c.yaml:2: nested deeper than 100"):
+        parse_config(deep, "c.yaml")
+    with pytest.raises(ConfigError, match=r"^c.yaml:1: the alias \*a is inside its own anchor"):
+        parse_config("a: &a [*a]\n", "c.yaml")
+    shared = "exemptions: {users: &ops [ops], groups: *ops}\n"
+    assert parse_config(shared).to_settings().policies.exemptions.subjects.groups == ("ops",)
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("# padding\n" * (MAX_CONFIG_BYTES // 10 + 1) + "{}\n")
+    size = path.stat().st_size
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    assert str(info.value) == (
+        f"{path}: larger than {MAX_CONFIG_BYTES} bytes (1 MiB, what a ConfigMap holds): "
+        f"{size} bytes"
+    )
+    with pytest.raises(ConfigError, match=r"^c\.yaml: larger than"):
+        parse_config(path.read_text(), "c.yaml")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"kubernetesVersion: '1.35'\nrules: \xff\n", "c.yaml:2: not UTF-8 text (byte 33)"),
+        (b"kubernetesVersion: 2026-13-01\n", "c.yaml: not valid YAML: month must be in 1..12"),
+    ],
+    ids=["not-utf8", "impossible-date"],
+)
+def test_reader_failures_are_config_errors(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path))
+    assert str(info.value) == expected.replace("c.yaml", str(path))
+
+
+# --- suspend policies must say what they match and who controls it -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("{name: p, controllers: {users: [k]}}", "suspendPolicies[0].match: Field required"),
+        ("{name: p, match: {namespaces: [a]}}", "suspendPolicies[0].controllers: Field required"),
+        (
+            "{name: p, match: {}, controllers: {users: [k]}}",
+            'suspendPolicies[0].match: give namespaces or labelSelector (namespaces: ["*"]',
+        ),
+        (
+            "{name: p, match: {namespaces: []}, controllers: {users: [k]}}",
+            'match.namespaces: name at least one namespace, or "*" for every namespace',
+        ),
+        (
+            "{name: p, match: {namespaces: ['*', a]}, controllers: {users: [k]}}",
+            'match.namespaces: "*" (every namespace) stands alone',
+        ),
+        (
+            "{name: p, match: {labelSelector: {matchLabels: {}}}, controllers: {users: [k]}}",
+            "match.labelSelector: an empty labelSelector selects every Job",
+        ),
+        (
+            "{name: p, match: {namespaces: [a]}, controllers: {}}",
+            "suspendPolicies[0].controllers: name at least one of users, groups or "
+            "serviceAccounts (else nobody may resume)",
+        ),
+        (
+            "{name: p, match: {namespaces: [a]}, controllers: {users: [], groups: []}}",
+            "suspendPolicies[0].controllers: name at least one of users",
+        ),
+    ],
+    ids=[
+        "no-match",
+        "no-controllers",
+        "empty-match",
+        "no-namespace",
+        "star-with-others",
+        "empty-selector",
+        "empty-controllers",
+        "empty-lists",
+    ],
+)
+def test_a_policy_must_say_what_it_matches_and_who_controls_it(policy: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(f"suspendPolicies:\n  - {policy}\n", "c.yaml")
+    assert expected in str(info.value)
+    assert str(info.value).startswith("c.yaml:2: suspendPolicies[0].")
+
+
+def test_star_means_every_namespace() -> None:
+    policy = parse_config(MINIMAL_POLICY).to_settings().policies.policies[0]
+    assert policy.namespaces is None and policy.matches("any", {})
+    assert effective_config(parse_config(MINIMAL_POLICY).to_settings())["suspendPolicies"][0][
+        "match"
+    ] == {"namespaces": ["*"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        (
+            MINIMAL_POLICY + "    forceSuspendOnCreate: 'no'\n",
+            "suspendPolicies[0].forceSuspendOnCreate",
+        ),
+        (MINIMAL_POLICY + "    usersMaySuspend: 'false'\n", "suspendPolicies[0].usersMaySuspend"),
+        ("exemptions: {builtIn: 'false'}\n", "exemptions.builtIn"),
+        ("rules: {NE-001: {enabled: 'yes'}}\n", "rules.NE-001.enabled"),
+        ("rules: {NE-001: {enabled: 1}}\n", "rules.NE-001.enabled"),
+    ],
+)
+def test_booleans_are_strict(text: str, path: str) -> None:
+    with pytest.raises(ConfigError, match=rf": {re.escape(path)}: must be of type boolean"):
+        parse_config(text, "c.yaml")

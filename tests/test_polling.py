@@ -63,17 +63,75 @@ def test_reloads_once_per_new_version_and_counts_rejections(
     assert results == [True, False, False, True]
 
 
-def test_other_errors_are_not_taken_for_a_bad_version(tmp_path: Path) -> None:
+def test_any_other_error_rejects_the_version_too_with_its_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "f"
     path.write_text("x")
+    results: list[bool] = []
 
     def reload() -> None:
         raise KeyError("a bug")
 
-    poller = FilePoller([str(path)], reload, (Rejected,), 60, "new file", log)
-    with pytest.raises(KeyError):
+    poller = FilePoller([str(path)], reload, (Rejected,), 60, "new file", log, results.append)
+    with caplog.at_level(logging.ERROR, "tests.polling"):
+        assert poller.check(force=True) is False
+    assert caplog.messages == [
+        f"new file rejected, keeping the current one: {path}: KeyError('a bug')"
+    ]
+    assert caplog.records[0].exc_info is not None  # a bug: its traceback is logged
+    assert (poller.reloads, poller.failures, results) == (0, 1, [False])
+    assert poller.last_error == f"{path}: KeyError('a bug')"
+
+
+def test_safe_check_never_raises(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "f"
+    path.write_text("x")
+
+    def observer(ok: bool) -> None:
+        raise RuntimeError("metrics broke")
+
+    poller = FilePoller([str(path)], lambda: None, (), 60, "new file", log, observer)
+    with pytest.raises(RuntimeError):
         poller.check(force=True)
-    assert poller.failures == 0
+    with caplog.at_level(logging.ERROR, "tests.polling"):
+        assert poller.safe_check(force=True) is False
+    assert caplog.messages == ["checking for a new file failed"]
+
+
+def test_run_survives_every_failure(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_text("1")
+    seen: list[str] = []
+
+    def reload() -> None:
+        text = path.read_text()
+        if text == "22":
+            raise RecursionError("maximum recursion depth exceeded")
+        seen.append(text)
+
+    poller = FilePoller([str(path)], reload, (), 0.01, "f", log)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(poller.run())
+        path.write_text("22")
+        os.utime(path, ns=(1, 1))
+        for _ in range(500):
+            if poller.failures:
+                break
+            await asyncio.sleep(0.01)
+        path.write_text("333")
+        os.utime(path, ns=(2, 2))
+        for _ in range(500):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        assert not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert seen == ["333"] and (poller.reloads, poller.failures) == (1, 1)
 
 
 def test_run_polls_at_its_interval(tmp_path: Path) -> None:

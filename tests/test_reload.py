@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import httpx
+import pytest
 from fastapi.testclient import TestClient
 
+from jobguard.app import reload as reload_module
 from jobguard.app.main import create_app
 from jobguard.app.reload import ConfigReloader
 from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review
+from tests.servers import free_port, loopback_args, serving, wait_ready
 
 V135 = "kubernetesVersion: '1.35'\n"
 V136 = "kubernetesVersion: '1.36'\n"
@@ -115,3 +122,162 @@ def test_running_app_switches_settings_without_restart(tmp_path: Path) -> None:
             time.sleep(0.02)
         assert app.state.reloader.failures == 1
         assert client.post("/validate", json=body).json()["response"]["allowed"] is True
+
+
+# --- fail safe: whatever a new version holds, the last good settings stay ------------------------
+
+POLICY = (
+    "suspendPolicies:\n"
+    "  - name: queued\n"
+    "    match: {namespaces: ['*']}\n"
+    "    controllers: {serviceAccounts: ['kueue-system:kueue']}\n"
+)
+
+BAD_VERSIONS = {
+    "emptied": "",
+    "comment-only": "# being rewritten\n\n# nothing yet\n",
+    "nested-20000-deep": "rules: " + "[" * 20_000 + "]" * 20_000 + "\n",
+    "oversized": "# padding\n" * 120_000 + V136,
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_VERSIONS))
+def test_a_bad_version_keeps_the_last_good_settings(
+    bad: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = configmap_dir(tmp_path, V135 + POLICY)
+    applied: list[Settings] = []
+    results: list[bool] = []
+    reloader = ConfigReloader(str(path), applied.append, observer=results.append)
+    swap(tmp_path, BAD_VERSIONS[bad], "2")
+    with caplog.at_level(logging.ERROR, "jobguard.config"):
+        assert reloader.check() is False
+    assert applied == [] and results == [False] and reloader.failures == 1
+    assert reloader.last_error is not None and reloader.last_error.startswith(f"{path}")
+    assert caplog.messages == [
+        f"new configuration rejected, keeping the current one: {reloader.last_error}"
+    ]
+    swap(tmp_path, V136 + POLICY, "3")
+    assert reloader.check() is True and results == [False, True]
+    assert applied[-1].semantics.version == "1.36" and len(applied[-1].policies.policies) == 1
+
+
+def test_a_loader_that_fails_unexpectedly_is_a_rejected_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = configmap_dir(tmp_path, V135)
+    applied: list[Settings] = []
+    results: list[bool] = []
+    reloader = ConfigReloader(str(path), applied.append, observer=results.append)
+
+    def broken(name: str | None = None) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(reload_module, "load_config", broken)
+    swap(tmp_path, V136, "2")
+    with caplog.at_level(logging.ERROR, "jobguard.config"):
+        assert reloader.check() is False
+    assert applied == [] and results == [False] and reloader.failures == 1
+    assert reloader.last_error == f"{path}: RecursionError('maximum recursion depth exceeded')"
+    assert caplog.messages == [
+        f"new configuration rejected, keeping the current one: {reloader.last_error}"
+    ]
+    assert caplog.records[0].exc_info is not None
+    monkeypatch.undo()
+    swap(tmp_path, V136 + POLICY, "3")
+    assert reloader.check() is True and applied[-1].semantics.version == "1.36"
+
+
+def test_sighup_on_a_bad_version_is_a_rejected_reload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(V135)
+    applied: list[Settings] = []
+    reloader = ConfigReloader(str(path), applied.append, interval=3600)
+
+    def broken(name: str | None = None) -> Any:
+        raise KeyError("a bug")
+
+    async def scenario() -> None:
+        task = asyncio.create_task(reloader.run())
+        await asyncio.sleep(0)  # let run() install its handler
+        for bad in ("", "[" * 20_000):
+            path.write_text(bad)
+            os.kill(os.getpid(), signal.SIGHUP)
+            await asyncio.sleep(0.05)
+        monkeypatch.setattr(reload_module, "load_config", broken)
+        os.kill(os.getpid(), signal.SIGHUP)
+        await asyncio.sleep(0.05)
+        monkeypatch.undo()
+        path.write_text(V136)
+        os.kill(os.getpid(), signal.SIGHUP)
+        for _ in range(200):
+            if applied:
+                break
+            await asyncio.sleep(0.01)
+        assert not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert reloader.failures == 3
+    assert len(applied) == 1 and applied[0].semantics.version == "1.36"
+
+
+def test_running_app_counts_a_bad_version_and_takes_the_next_good_one(tmp_path: Path) -> None:
+    path = configmap_dir(tmp_path, V135 + POLICY)
+    app = create_app(config_path=str(path), reload_interval=0.02)
+
+    def wait(condition: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 10
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def failures(count: int) -> Callable[[], bool]:
+        return lambda: bool(app.state.reloader.failures == count)
+
+    with TestClient(app) as client:
+        reloader = app.state.reloader
+        for stamp, bad in enumerate(BAD_VERSIONS.values(), start=2):
+            swap(tmp_path, bad, str(stamp))
+            wait(failures(stamp - 1))
+        assert (reloader.reloads, reloader.failures) == (0, len(BAD_VERSIONS))
+        metrics = client.get("/metrics").text
+        failed = f'jobguard_config_reloads_total{{result="failure"}} {len(BAD_VERSIONS)}.0'
+        assert failed in metrics
+        assert len(app.state.settings.policies.policies) == 1
+        swap(tmp_path, V136 + POLICY, "9")
+        wait(lambda: reloader.reloads == 1)
+        assert reloader.reloads == 1 and app.state.settings.semantics.version == "1.36"
+
+
+def test_sighup_to_a_serving_process_never_stops_it(tmp_path: Path) -> None:
+    """A real `jobguard serve` on loopback: SIGHUP after each bad version, then a good one."""
+    config = tmp_path / "config.yaml"
+    config.write_text(V135 + POLICY)
+    log_path = tmp_path / "serve.log"
+    port = free_port()
+    with serving(loopback_args(port, "--config", str(config)), log_path) as proc:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url, proc=proc)
+        for bad in BAD_VERSIONS.values():
+            config.write_text(bad)
+            proc.send_signal(signal.SIGHUP)
+            time.sleep(0.3)
+            assert proc.poll() is None
+            assert httpx.get(f"{url}/readyz", timeout=5).status_code == 200
+        config.write_text(V136 + POLICY)
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        metrics = ""
+        while 'jobguard_config_reloads_total{result="success"} 1.0' not in metrics:
+            assert time.monotonic() < deadline, metrics
+            time.sleep(0.1)
+            metrics = httpx.get(f"{url}/metrics", timeout=5).text
+        failed = f'jobguard_config_reloads_total{{result="failure"}} {len(BAD_VERSIONS)}.0'
+        assert failed in metrics
+        assert proc.poll() is None
+    logged = log_path.read_text()
+    assert logged.count("new configuration rejected, keeping the current one") == len(BAD_VERSIONS)
+    assert "Traceback" not in logged

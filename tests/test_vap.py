@@ -185,7 +185,7 @@ def test_what_is_not_exported_says_why() -> None:
         e.subject: e.reason
         for e in export_vap(parse_config(no_built_in).to_settings()).not_exported
     }["SUS-008"].startswith("the built-in controllers are not exempt")
-    no_policies = export_vap(parse_config("").to_settings())
+    no_policies = export_vap(parse_config("{}").to_settings())
     assert {e.subject: e.reason for e in no_policies.not_exported}["SUS-001"] == (
         "no suspend policies are configured"
     )

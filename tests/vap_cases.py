@@ -422,7 +422,7 @@ def _placed(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _ne_cases() -> list[PolicyCase]:
     cases = [
-        PolicyCase(f"data: {path}", "", _review(f"cases/ne/{path}"))
+        PolicyCase(f"data: {path}", "{}", _review(f"cases/ne/{path}"))
         for path in (
             "flip-suspended-condition.json",
             "suspend-finished-job.json",

@@ -9,7 +9,6 @@ import fnmatch
 import hashlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
@@ -21,6 +20,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from jobguard.validators import (
@@ -47,6 +47,20 @@ VERSION_ENV = "JOBGUARD_KUBERNETES_VERSION"
 
 RULE_PARAMS: dict[str, frozenset[str]] = {"NE-007": frozenset({"users", "groups"})}
 """The parameters each rule takes (lists of strings); other rules take none."""
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A configuration file's size limit: a ConfigMap holds at most 1 MiB, so no configuration that
+can be deployed is larger."""
+MAX_DEPTH = 100
+"""Nesting levels of mappings and lists (aliases expanded). The deepest valid configuration nests
+8 (suspendPolicies[].match.labelSelector.matchExpressions[].values); the parser's own recursion
+(one level of Python stack or more each) stays far from the interpreter's limit."""
+MAX_NODES = 20_000
+"""Mappings, lists and scalars, aliases expanded: a large configuration holds a few thousand, and
+a few anchors could otherwise stand for billions (or a pure-Python parse of 1 MiB take a minute)."""
+
+ALL_NAMESPACES = "*"
+"""`match.namespaces: ["*"]`: every namespace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +130,7 @@ class SubjectsConfig(_Strict):
 
 class ExemptionsConfig(SubjectsConfig):
     namespaces: list[str] = Field(default_factory=list)
-    built_in: bool = Field(True, alias="builtIn")
+    built_in: bool = Field(True, alias="builtIn", strict=True)
     """Also exempt the built-in controllers and cluster administrators (BUILT_IN_EXEMPTIONS)."""
 
     def to_exemptions(self) -> Exemptions:
@@ -152,22 +166,65 @@ class LabelSelectorConfig(_Strict):
 
 
 class MatchConfig(_Strict):
+    """Which Jobs a policy holds: it must say (a policy that matched everything by omission held
+    every Job of every namespace); `namespaces: ["*"]` says every namespace."""
+
     namespaces: list[str] | None = None
     label_selector: LabelSelectorConfig | None = Field(None, alias="labelSelector")
+
+    @field_validator("namespaces")
+    @classmethod
+    def _named(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError('name at least one namespace, or "*" for every namespace')
+        if value is not None and ALL_NAMESPACES in value and len(value) > 1:
+            raise ValueError('"*" (every namespace) stands alone')
+        return value
+
+    @field_validator("label_selector")
+    @classmethod
+    def _selects(cls, value: LabelSelectorConfig | None) -> LabelSelectorConfig | None:
+        if value is not None and not (value.match_labels or value.match_expressions):
+            raise ValueError(
+                "an empty labelSelector selects every Job: give matchLabels or "
+                'matchExpressions, or leave it out (namespaces: ["*"] for every namespace)'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _says_something(self) -> MatchConfig:
+        if self.namespaces is None and self.label_selector is None:
+            raise ValueError(
+                'give namespaces or labelSelector (namespaces: ["*"] for every namespace)'
+            )
+        return self
+
+
+class ControllersConfig(SubjectsConfig):
+    """Who may resume a held Job: at least one user, group or service account."""
+
+    @model_validator(mode="after")
+    def _names_someone(self) -> ControllersConfig:
+        if not (self.users or self.groups or self.service_accounts):
+            raise ValueError(
+                "name at least one of users, groups or serviceAccounts (else nobody may resume)"
+            )
+        return self
 
 
 class SuspendPolicyConfig(_Strict):
     name: str = Field(min_length=1)
-    match: MatchConfig = Field(default_factory=MatchConfig)
-    force_suspend_on_create: bool = Field(False, alias="forceSuspendOnCreate")
-    controllers: SubjectsConfig = Field(default_factory=SubjectsConfig)
-    users_may_suspend: bool = Field(True, alias="usersMaySuspend")
+    match: MatchConfig
+    force_suspend_on_create: bool = Field(False, alias="forceSuspendOnCreate", strict=True)
+    controllers: ControllersConfig
+    users_may_suspend: bool = Field(True, alias="usersMaySuspend", strict=True)
 
     def to_policy(self) -> SuspendPolicy:
         selector = self.match.label_selector
+        namespaces = self.match.namespaces
         return SuspendPolicy(
             name=self.name,
-            namespaces=tuple(self.match.namespaces) if self.match.namespaces is not None else None,
+            namespaces=None if namespaces in (None, [ALL_NAMESPACES]) else tuple(namespaces or ()),
             label_selector=selector.as_selector() if selector is not None else None,
             force_suspend_on_create=self.force_suspend_on_create,
             controllers=self.controllers.to_subjects(),
@@ -332,18 +389,110 @@ def _param_problems(
     return problems
 
 
-def parse_config(text: str, source: str = "<config>") -> FileConfig:
-    """Parse configuration text; ConfigError lists every problem with source, line and key path."""
+def _too_large(source: str, size: int) -> ConfigError:
+    return ConfigError(
+        [
+            ConfigProblem(
+                source,
+                None,
+                "",
+                f"larger than {MAX_CONFIG_BYTES} bytes (1 MiB, what a ConfigMap holds): "
+                f"{size} bytes",
+            )
+        ]
+    )
+
+
+def _shape_problem(text: str, source: str) -> ConfigProblem | None:
+    """Nesting deeper than MAX_DEPTH or more than MAX_NODES nodes (aliases expanded), found on
+    PyYAML's event stream, which does not recurse (its composer and constructor do, a level of
+    Python stack or more a level): the scan stops at the first level or node too many."""
+    open_: list[list[Any]] = []  # each open collection: [anchor, nodes, height of its children]
+    sizes: dict[str, tuple[int, int]] = {}  # an anchored node's (nodes, height), for its aliases
+    count = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        size: tuple[int, int]
+        anchor: str | None = None
+        if isinstance(event, yaml.CollectionStartEvent):
+            open_.append([event.anchor, 1, 0])
+            size = (1, 1)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, nodes, height = open_.pop()
+            if anchor is not None:
+                sizes[anchor] = (nodes, height + 1)
+            if open_:
+                open_[-1][1] += nodes
+                open_[-1][2] = max(open_[-1][2], height + 1)
+            continue
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, (1, 0)
+        elif isinstance(event, yaml.AliasEvent):
+            if any(entry[0] == event.anchor for entry in open_):
+                return ConfigProblem(
+                    source, line, "", f"the alias *{event.anchor} is inside its own anchor"
+                )
+            size = sizes.get(str(event.anchor), (1, 0))  # an undefined one: the composer says
+        else:
+            continue
+        count += size[0]
+        if anchor is not None:
+            sizes[anchor] = size
+        depth = len(open_) + size[1] - (1 if isinstance(event, yaml.CollectionStartEvent) else 0)
+        if depth > MAX_DEPTH:
+            return ConfigProblem(
+                source, line, "", f"nested deeper than {MAX_DEPTH} levels of mappings and lists"
+            )
+        if count > MAX_NODES:
+            return ConfigProblem(
+                source, line, "", f"more than {MAX_NODES} values (aliases expanded)"
+            )
+        if open_ and not isinstance(event, yaml.CollectionStartEvent):
+            open_[-1][1] += size[0]
+            open_[-1][2] = max(open_[-1][2], size[1])
+    return None
+
+
+def _compose(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """The data and its YAML node tree (for lines), parsed once; ConfigError for text that is not
+    one YAML document of bounded size and shape."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_CONFIG_BYTES:
+        raise _too_large(source, size)
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
+        problem = _shape_problem(text, source)
+        if problem is not None:
+            raise ConfigError([problem])
+        loader = yaml.SafeLoader(text)
+        try:
+            root = loader.get_single_node()
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
+    except ConfigError:
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         reason = f"not valid YAML: {getattr(exc, 'problem', exc)}"
         raise ConfigError([ConfigProblem(source, line, "", reason)]) from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors let some through, as for the date 2026-13-01.
+        reason = f"not valid YAML: {exc}"
+        raise ConfigError([ConfigProblem(source, None, "", reason)]) from None
+    return data, root
+
+
+def parse_config(text: str, source: str = "<config>") -> FileConfig:
+    """Parse configuration text; ConfigError lists every problem with source, line and key path.
+
+    The text must hold a mapping: `{}` for the defaults. An empty or comment-only text is refused,
+    as a file caught mid-write is, rather than taken for a configuration without policies.
+    """
+    data, root = _compose(text, source)
     if data is None:
-        data = {}
+        reason = "holds no configuration (empty, or only comments); write {} for the defaults"
+        raise ConfigError([ConfigProblem(source, None, "", reason)])
     if not isinstance(data, dict):
         raise ConfigError([ConfigProblem(source, 1, "", "the configuration must be a mapping")])
     problems = _param_problems(data, root, source)
@@ -360,16 +509,25 @@ def load_config(path: str | None = None) -> FileConfig:
     """The configuration from `path`, else $JOBGUARD_CONFIG, else the defaults.
 
     $JOBGUARD_KUBERNETES_VERSION overrides nothing set in a file; it sets the version when no
-    file is used.
+    file is used. A file must hold a mapping (`{}` for the defaults) of at most 1 MiB.
     """
     path = path or os.environ.get(CONFIG_ENV) or None
     if path is None:
         version = os.environ.get(VERSION_ENV)
-        return parse_config(f"kubernetesVersion: {version!r}\n" if version else "", VERSION_ENV)
+        return parse_config(f"kubernetesVersion: {version!r}\n" if version else "{}", VERSION_ENV)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise _too_large(path, os.fstat(file.fileno()).st_size)
     except OSError as exc:
         raise ConfigError([ConfigProblem(path, None, "", f"cannot read: {exc.strerror}")]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        reason = f"not UTF-8 text (byte {exc.start})"
+        raise ConfigError([ConfigProblem(path, line, "", reason)]) from None
     return parse_config(text, path)
 
 
@@ -388,9 +546,9 @@ def effective_config(settings: Settings) -> dict[str, Any]:
     exemptions = settings.policies.exemptions
     policies = []
     for policy in settings.policies.policies:
-        match: dict[str, Any] = {}
-        if policy.namespaces is not None:
-            match["namespaces"] = list(policy.namespaces)
+        # As the file writes it: every namespace is ["*"].
+        namespaces = [ALL_NAMESPACES] if policy.namespaces is None else list(policy.namespaces)
+        match: dict[str, Any] = {"namespaces": namespaces}
         if policy.label_selector is not None:
             match["labelSelector"] = dict(policy.label_selector)
         policies.append(

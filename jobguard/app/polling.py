@@ -2,9 +2,11 @@
 
 A mounted ConfigMap or Secret changes by a symlink swap (`..data`) that emits no useful file
 event, so the files are polled: `os.stat` follows the symlinks, and a new device, inode, size or
-mtime of any of them means a new version. The owner's `reload` takes it or raises one of
-`rejects`; a rejected version is logged and counted and the owner keeps the last good one.
-Every attempt is told to the observer (metrics).
+mtime of any of them means a new version. The owner's `reload` takes it or raises; a rejected
+version is logged and counted and the owner keeps the last good one. `rejects` are the expected
+reasons (logged as one line); any other exception rejects the version too, logged with its
+traceback: a file that trips up its reader must not stop the watching. Every attempt is told to
+the observer (metrics).
 """
 
 from __future__ import annotations
@@ -63,10 +65,17 @@ class FilePoller:
         self._signature = current
         try:
             self.reload()
-        except self.rejects as exc:
+        except Exception as exc:  # every failure is a rejected version
+            expected = isinstance(exc, self.rejects)
+            reason = str(exc) if expected else f"{', '.join(self.paths)}: {exc!r}"
             self.failures += 1
-            self.last_error = str(exc)
-            self.log.error("%s rejected, keeping the current one: %s", self.subject, exc)
+            self.last_error = reason
+            self.log.error(
+                "%s rejected, keeping the current one: %s",
+                self.subject,
+                reason,
+                exc_info=None if expected else exc,
+            )
             if self.observer is not None:
                 self.observer(False)
             return False
@@ -80,7 +89,16 @@ class FilePoller:
         """Poll until cancelled."""
         while True:
             await asyncio.sleep(self.interval)
-            self.check()
+            self.safe_check()
+
+    def safe_check(self, force: bool = False) -> bool:
+        """`check` that never raises (the polling task, a signal handler): an error of the
+        check itself (the observer's, say) is logged, and the next check comes as usual."""
+        try:
+            return self.check(force)
+        except Exception:
+            self.log.exception("checking for a %s failed", self.subject)
+            return False
 
 
 class Polled:

@@ -1,8 +1,9 @@
 """Reloading the configuration file when it changes on disk, and on SIGHUP.
 
 The file is polled like a mounted ConfigMap must be (`app.polling`). A bad new version is
-rejected, logged and counted; the last good settings stay in force. Requests read the settings
-once, so none is dropped.
+rejected, logged and counted; the last good settings stay in force, whatever went wrong in
+reading it (a file caught empty mid-write, nested too deep, too large, or one the loader fails
+on). Requests read the settings once, so none is dropped.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class ConfigReloader(Polled):
         """Poll until cancelled; SIGHUP forces a reload when the loop can take signals."""
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGHUP, lambda: self.check(force=True))
+            # safe_check never raises: no file, however broken, may take the server down.
+            loop.add_signal_handler(signal.SIGHUP, lambda: self.poller.safe_check(force=True))
         try:
             await super().run()
         finally:
