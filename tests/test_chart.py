@@ -401,6 +401,17 @@ POLICY_MISTAKES: dict[str, dict[str, Any]] = {
         "match": {"labelSelector": {"matchLabels": {}}},
         "controllers": {"users": ["k"]},
     },
+    # The name is a DNS-1123 label: it names the policy's webhooks.
+    "name-not-a-label": {
+        "name": "My Policy",
+        "match": {"namespaces": ["*"]},
+        "controllers": {"users": ["k"]},
+    },
+    "name-too-long": {
+        "name": "p" * 64,
+        "match": {"namespaces": ["*"]},
+        "controllers": {"users": ["k"]},
+    },
     "no-controllers": {"name": "p", "match": {"namespaces": ["*"]}},
     "empty-controllers": {"name": "p", "match": {"namespaces": ["*"]}, "controllers": {}},
     "empty-lists": {

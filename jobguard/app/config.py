@@ -38,6 +38,7 @@ from jobguard.validators import (
     UnsupportedVersionError,
 )
 from jobguard.validators.model import describe
+from jobguard.validators.names import dns1123_label_problems
 from jobguard.validators.selectors import validate_selector
 from jobguard.validators.versions import AUTO_VERSION
 
@@ -212,8 +213,17 @@ class ControllersConfig(SubjectsConfig):
         return self
 
 
+def _policy_name(value: str) -> str:
+    """A DNS-1123 label: it names the policy's webhooks (`<name>.jobs.<domain>`) and exported
+    ValidatingAdmissionPolicies."""
+    problems = dns1123_label_problems(value)
+    if problems:
+        raise ValueError(f"{value!r} is not a DNS-1123 label: {problems[0]}")
+    return value
+
+
 class SuspendPolicyConfig(_Strict):
-    name: str = Field(min_length=1)
+    name: Annotated[str, AfterValidator(_policy_name)]
     match: MatchConfig
     force_suspend_on_create: bool = Field(False, alias="forceSuspendOnCreate", strict=True)
     controllers: ControllersConfig

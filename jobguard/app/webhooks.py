@@ -10,8 +10,10 @@ differ from the cluster's. Two profiles say which rules a webhook registration i
   skipped by the API server (`matchConditions`).
 - `full`: every rule, as defence in depth or for clusters whose version or gates lack them.
 
-A registration whose rules can only warn (or dry-run) fails open: it can never deny, so an
-outage must not block anything. `python -m jobguard.app.webhooks FILE` writes the chart's copy
+Each suspend policy has a registration of its own for its SUS rules on Jobs, scoped to the
+policy and failing closed: its guarantee must hold while jobguard is unavailable, and nothing
+outside the policy waits for jobguard. Every other registration fails open (`failure_policy`).
+A registration whose rules can only warn (or dry-run) fails open: it can never deny. `python -m jobguard.app.webhooks FILE` writes the chart's copy
 (`charts/jobguard/files/rules.yaml`, `make docs`); a test keeps it current and renders the chart
 for several configurations to compare it with `plan`.
 """
