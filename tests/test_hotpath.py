@@ -3,25 +3,20 @@
 Lifecycle states read the conditions in one pass and transitions are combined as ints; a
 changed nodeSelector is answered without normalising; policy exemptions and options are kept
 per settings, namespace and requester; NE-007's error is not made while the rule is off; a
-manifest's placeholder uid is made without a UUID object; the per-request classes whose
-__init__ is written out (not generated) set every field, as dataclasses.replace expects.
+manifest's placeholder uid is made without a UUID object.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from typing import Any
 
 import msgspec
-import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobguard.app.admission import handle_validate
 from jobguard.validators import Operation, Request, Requester, Settings, evaluate
 from jobguard.validators.catalog import Enforcement
-from jobguard.validators.context import CronJobContext
 from jobguard.validators.lifecycle import (
     COMPLETE,
     FAILED,
@@ -34,14 +29,11 @@ from jobguard.validators.lifecycle import (
     classify,
 )
 from jobguard.validators.model import Job, PodTemplateSpec, decode_job
-from jobguard.validators.pipeline import Verdict
 from jobguard.validators.podtemplate import scheduling_directives_changed
 from jobguard.validators.policy import Exemptions, PolicySet
 from jobguard.validators.prepare import apply_job_defaults, placeholder_uid
 from jobguard.validators.settings import RuleOverride
-from jobguard.validators.strategy import job_options
 from tests.builders import START, job
-from tests.reviews import review
 
 # Keys semantic equality reads as quantities or times, beside plain ones, and values that are
 # equal only semantically ("1Gi" and "1024Mi", two spellings of one instant).
@@ -244,26 +236,3 @@ def test_placeholder_uid_examples() -> None:
     for namespace, name in [("", ""), ("ns", "ü" * 300), ("a/b", "x:y")]:
         made = uuid.UUID(placeholder_uid(namespace, name))
         assert (made.version, made.variant) == (5, uuid.RFC_4122)
-
-
-def _set_every_field(obj: Any) -> None:
-    missing = [f.name for f in dataclasses.fields(obj) if not hasattr(obj, f.name)]
-    assert missing == [], f"{type(obj).__name__} leaves {missing} unset"
-    assert dataclasses.replace(obj) == obj  # replace passes every field to __init__ by name
-
-
-def test_written_out_initialisers_set_every_field() -> None:
-    old = job(suspend=True)
-    new = job(suspend=False)
-    new["spec"]["completions"] = -1  # a denial: the verdict carries violations
-    outcome = handle_validate(orjson.dumps(review(new, old, "UPDATE")), Settings())
-    assert outcome.result == "denied"
-    parsed, verdict = outcome.parsed, outcome.verdict
-    assert parsed is not None and verdict is not None and verdict.context is not None
-    context = verdict.context
-    assert not isinstance(context, CronJobContext)
-    for obj in (outcome, parsed, parsed.request, verdict, context, context.new_state):
-        _set_every_field(obj)
-    _set_every_field(Verdict("Job", "pi", judged=False))
-    _set_every_field(Request("Job", Operation.CREATE, job()))
-    _set_every_field(job_options(None, None, Settings().semantics))

@@ -90,23 +90,14 @@ class BadReview(ValueError):
 
 
 # ParsedReview and Outcome are not frozen: one of each per review, and a frozen dataclass's
-# __init__ costs five times a plain one's. Nothing changes them once built. Their __init__ is
-# written out (init=False): see jobguard.validators.context.Request.
-@dataclass(slots=True, init=False)
+# __init__ costs five times a plain one's. Nothing changes them once built.
+@dataclass(slots=True)
 class ParsedReview:
     api_version: ReviewVersion
     uid: str
     request: Request
     resource: str
     """`request.resource.resource` as sent (metrics label it only when known)."""
-
-    def __init__(
-        self, api_version: ReviewVersion, uid: str, request: Request, resource: str
-    ) -> None:
-        self.api_version = api_version
-        self.uid = uid
-        self.request = request
-        self.resource = resource
 
 
 def _str_field(request: dict[str, Any], key: str) -> str:
@@ -490,7 +481,7 @@ def mutation_response(parsed: ParsedReview, settings: Settings) -> ReviewRespons
     return envelope(parsed, response)
 
 
-@dataclass(slots=True, init=False)
+@dataclass(slots=True)
 class Outcome:
     """What one webhook call did: the HTTP answer and, for logs and metrics, what it judged."""
 
@@ -502,22 +493,6 @@ class Outcome:
     parsed: ParsedReview | None = None
     verdict: Verdict | None = None
     patched: bool = False
-
-    def __init__(
-        self,
-        result: Result,
-        review: ReviewResponse | None = None,
-        error: str | None = None,
-        parsed: ParsedReview | None = None,
-        verdict: Verdict | None = None,
-        patched: bool = False,
-    ) -> None:
-        self.result = result
-        self.review = review
-        self.error = error
-        self.parsed = parsed
-        self.verdict = verdict
-        self.patched = patched
 
     @property
     def status(self) -> int:

@@ -44,7 +44,7 @@ BOTH_STAGES = Stage.MUTATING | Stage.VALIDATING
 
 
 # Not frozen: one per request, and a frozen dataclass's __init__ costs five times a plain one's.
-@dataclass(slots=True, init=False)  # the __init__ written out: see context.Request
+@dataclass(slots=True)
 class Admission:
     """What the chain did with one request."""
 
@@ -54,11 +54,6 @@ class Admission:
     """The mutating stage's patch (none when that stage was not asked or had nothing to do)."""
     verdict: Verdict | None
     """The validating stage's verdict; None when that stage was not asked."""
-
-    def __init__(self, request: Request, mutation: Mutation, verdict: Verdict | None) -> None:
-        self.request = request
-        self.mutation = mutation
-        self.verdict = verdict
 
     @property
     def allowed(self) -> bool:

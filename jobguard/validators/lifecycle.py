@@ -24,7 +24,7 @@ SUCCESS_CRITERIA_MET = "SuccessCriteriaMet"
 
 # Not frozen: two are built for every update, and a frozen dataclass's __init__ costs five times
 # a plain one's (an object.__setattr__ per field). Nothing changes a state once built.
-@dataclass(slots=True, init=False)  # the __init__ written out: see context.Request
+@dataclass(slots=True)
 class JobState:
     suspend: bool
     """`spec.suspend` (defaulted false)."""
@@ -45,38 +45,6 @@ class JobState:
     failed: bool
     has_active_deadline: bool
     """`spec.activeDeadlineSeconds` is set (the controller measures it from the last resume)."""
-
-    def __init__(
-        self,
-        suspend: bool,
-        suspended_true: bool,
-        suspended_false: bool,
-        has_suspended_condition: bool,
-        suspended_condition_count: int,
-        started: bool,
-        active: int,
-        ready: int | None,
-        terminating: int | None,
-        success_criteria_met: bool,
-        failure_target: bool,
-        complete: bool,
-        failed: bool,
-        has_active_deadline: bool,
-    ) -> None:
-        self.suspend = suspend
-        self.suspended_true = suspended_true
-        self.suspended_false = suspended_false
-        self.has_suspended_condition = has_suspended_condition
-        self.suspended_condition_count = suspended_condition_count
-        self.started = started
-        self.active = active
-        self.ready = ready
-        self.terminating = terminating
-        self.success_criteria_met = success_criteria_met
-        self.failure_target = failure_target
-        self.complete = complete
-        self.failed = failed
-        self.has_active_deadline = has_active_deadline
 
     @classmethod
     def of(cls, job: Job) -> JobState:

@@ -90,7 +90,7 @@ class Violation:
     enforcement: Enforcement
 
 
-@dataclass(slots=True, init=False)  # the __init__ written out: see context.Request
+@dataclass(slots=True)
 class Verdict:
     """The outcome of one request."""
 
@@ -103,22 +103,6 @@ class Verdict:
     decode_error: ObjectDecodeError | None = None
     """Why the object could not be read (no other rule ran); a DEC-001 violation as configured."""
     context: JobContext | CronJobContext | None = None
-
-    def __init__(
-        self,
-        kind: str,
-        name: str,
-        judged: bool,
-        violations: list[Violation] | None = None,
-        decode_error: ObjectDecodeError | None = None,
-        context: JobContext | CronJobContext | None = None,
-    ) -> None:
-        self.kind = kind
-        self.name = name
-        self.judged = judged
-        self.violations = violations if violations is not None else []
-        self.decode_error = decode_error
-        self.context = context
 
     @property
     def denials(self) -> list[Violation]:

@@ -17,7 +17,7 @@ from jobguard.validators.versions import Semantics
 
 # Options are not frozen: built for every request, and a frozen dataclass's __init__ costs five
 # times a plain one's (an object.__setattr__ per field). Rules only read them.
-@dataclass(slots=True, init=False)  # the __init__ written out: see context.Request
+@dataclass(slots=True)
 class JobOptions:
     """Upstream `JobValidationOptions`, the parts jobguard checks (CREATE and UPDATE of `jobs`)."""
 
@@ -27,16 +27,6 @@ class JobOptions:
     """TM-002: the template's scheduling directives may change."""
     allow_mutable_pod_resources: bool
     """TM-003: the containers' resources may change (KEP-5440)."""
-
-    def __init__(
-        self,
-        require_prefixed_labels: bool,
-        allow_mutable_scheduling_directives: bool,
-        allow_mutable_pod_resources: bool,
-    ) -> None:
-        self.require_prefixed_labels = require_prefixed_labels
-        self.allow_mutable_scheduling_directives = allow_mutable_scheduling_directives
-        self.allow_mutable_pod_resources = allow_mutable_pod_resources
 
 
 def job_options(old: Job | None, old_state: JobState | None, semantics: Semantics) -> JobOptions:
