@@ -36,7 +36,6 @@ import httpx
 
 from bench.bench_stop import jobguard_command, source_tree
 from bench.payloads import QUEUE_LABEL, kueue_job, review_bytes
-from jobguard import build
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -547,16 +546,13 @@ def main() -> None:
         },
         "stack": {"loop": loop, "http": http},
         "cores": CORES.describe(),
-        # The tree measured: the compiled build (make bench-http) or the Python one; a
-        # --baseline revision always runs as Python.
-        "build": build(),
         "settings": {**vars(args), "results_dir": str(args.results_dir)},
         "results": results,
     }
     args.results_dir.mkdir(parents=True, exist_ok=True)
     out = args.results_dir / f"http-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"
     out.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"stack: {loop} + {http} (floor and jobguard); jobguard's build: {build()}")
+    print(f"stack: {loop} + {http} (floor and jobguard)")
     print(
         f"{'review':30} {'bytes':>7} {'server':9} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7}"
         f" {'@' + str(args.rate) + '/s p50':>10} {'p99':>7}"

@@ -5,10 +5,8 @@ move by a fifth with the machine.
 For each review: the ASGI app (`jobguard.app.main.create_app`, as bench_asgi drives it), the
 floor app (bench/floor.py) and `handle_validate` alone; each target runs in a process of its
 own twice, with 0 and with --requests requests after a warm-up, and the difference divided by
---requests is the figure (start-up and imports cancel out). Measures the tree it runs from:
-`make compiled`, then `cd build/compiled && PYTHONPATH=$PWD ../../.venv/bin/python -m
-bench.bench_instructions` for the compiled build, the same from the repository root for the
-Python one. Needs valgrind (`apt-get install -y valgrind`).
+--requests is the figure (start-up and imports cancel out). Measures the tree it runs from (run it
+from another checkout with PYTHONPATH set to it to compare revisions). Needs valgrind (`apt-get install -y valgrind`).
 """
 
 from __future__ import annotations
@@ -95,7 +93,7 @@ def main() -> None:
         raise SystemExit("valgrind is missing: apt-get install -y valgrind")
     import jobguard
 
-    print(f"jobguard {jobguard.build()} build from {os.path.dirname(jobguard.__file__)}")
+    print(f"jobguard from {os.path.dirname(jobguard.__file__)}")
     names = args.only or ["job-update", "status-update-allowed", "status-update-denied"]
     for name in names:
         counts = {}

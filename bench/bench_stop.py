@@ -44,7 +44,6 @@ def source_tree(ref: str | None) -> Iterator[Path]:
         yield ROOT
         return
     with tempfile.TemporaryDirectory() as tmp:
-        # The repository's top: this tree may be the compiled copy inside it (build/compiled).
         top = subprocess.run(
             ["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"],
             check=True,

@@ -314,8 +314,7 @@ def test_results_of_webhook_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_args: object) -> None:
         raise RuntimeError("a bug")
 
-    # A bug deep in the chain. The decoder is patched where the pipeline looks it up: in the
-    # compiled build the chain's own functions call each other directly, past module globals.
+    # A bug deep in the chain, in the decoder the pipeline calls.
     monkeypatch.setattr(pipeline, "decode_job", broken)
     failed = handle_validate(good, settings)
     assert failed.result == "error" and failed.status == 200 and failed.verdict is None

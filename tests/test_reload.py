@@ -252,6 +252,7 @@ def test_running_app_counts_a_bad_version_and_takes_the_next_good_one(tmp_path: 
         assert reloader.reloads == 1 and app.state.settings.semantics.version == "1.36"
 
 
+@pytest.mark.slow  # a real `jobguard serve` process
 def test_sighup_to_a_serving_process_never_stops_it(tmp_path: Path) -> None:
     """A real `jobguard serve` on loopback: SIGHUP after each bad version, then a good one."""
     config = tmp_path / "config.yaml"

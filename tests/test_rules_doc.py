@@ -190,11 +190,9 @@ def _module_of(qualified: str) -> tuple[str, str]:
 
 
 def _source_path(module: str) -> Path:
-    """The module's .py file; in the compiled build it lies beside the extension module."""
     origin = importlib.import_module(module).__file__
     assert origin is not None
-    path = Path(origin)
-    return path if path.suffix == ".py" else path.with_name(f"{module.rpartition('.')[2]}.py")
+    return Path(origin)
 
 
 def _scan_module(module: str) -> ModuleIds:
@@ -202,8 +200,7 @@ def _scan_module(module: str) -> ModuleIds:
 
 
 def _function_source(module: str, function: str) -> str:
-    """The source of `function` ("f" or "Class.method"), read from the file: compiled
-    functions carry no source of their own."""
+    """The source of `function` ("f" or "Class.method"), read from its module's file."""
     source = _source_path(module).read_text(encoding="utf-8")
     scope: list[ast.stmt] = ast.parse(source).body
     found: ast.stmt | None = None

@@ -34,6 +34,8 @@ from tests.loads import http_request, read_response, rolling_stop
 from tests.reviews import review
 from tests.servers import free_port, rss_mib, serving, wait_ready
 
+pytestmark = pytest.mark.slow  # real servers on loopback: `make unit` leaves them to `make test`
+
 HEADER_TIMEOUT = 1.0
 SMALL = orjson.dumps(review(job()))
 
@@ -428,6 +430,7 @@ def test_listener_sheds_connections_when_descriptors_run_out(tmp_path: Path) -> 
     script = """
 import os, resource, socket, sys
 from jobguard.app.listener import Listener
+
 listener = Listener(socket.AF_INET, limit=1000)
 listener.bind(("127.0.0.1", 0)); listener.listen(16); listener.setblocking(False)
 print(listener.getsockname()[1], flush=True)

@@ -28,6 +28,10 @@ from tests.builders import job
 from tests.reviews import review
 from tests.servers import free_port, loopback_args, serving, wait_ready
 
+pytestmark = (
+    pytest.mark.slow
+)  # real TLS servers on loopback: `make unit` leaves them to `make test`
+
 
 def test_generate_writes_ca_and_serving_pair(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from jobguard import __version__, build
+from jobguard import __version__
 from jobguard.app.config import (
     CONFIG_ENV,
     ConfigError,
@@ -76,7 +76,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         extra={
             "fields": {
                 "version": __version__,
-                "build": build(),
                 **log_fields(config.to_settings(cluster_version), path),
             }
         },

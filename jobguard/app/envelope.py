@@ -7,8 +7,6 @@ identity and generated labels, then `needs_forced_suspend`). msgspec decodes tho
 Structs below and skips every other field without building it, so a review's size or
 structure elsewhere (a container list of 100,000 entries, strings full of brackets) costs
 /mutate a pass over the bytes and nothing more.
-
-Kept out of the compiled modules (setup.py): mypyc cannot compile msgspec Structs.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, M
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from jobguard import __version__, build
+from jobguard import __version__
 
 # Fine enough for a sub-millisecond p50, up to the API server's 30 s webhook timeout.
 LATENCY_BUCKETS = (
@@ -177,12 +177,11 @@ class Metrics:
         ProcessCollector(registry=self.registry)
         self.build_info = Gauge(
             "jobguard_build_info",
-            "Always 1; the labels say which jobguard and Python serve, and whether the rule "
-            "library runs compiled (build mypyc) or as Python (build python).",
-            ["version", "python", "build"],
+            "Always 1; the labels say which jobguard and Python serve.",
+            ["version", "python"],
             registry=self.registry,
         )
-        self.build_info.labels(__version__, platform.python_version(), build()).set(1)
+        self.build_info.labels(__version__, platform.python_version()).set(1)
         self.request_metrics = RequestMetrics(self.registry)
         # Counting on the hot path goes straight to RequestMetrics (no forwarding call).
         self.count_request = self.request_metrics.count

@@ -2,9 +2,8 @@
 raw body, one orjson parse and the admission chain; everything else goes to the FastAPI app
 that `jobguard.app.main.create_app` builds around it.
 
-Compiled with the rule library in the compiled build (setup.py): the code every Job write runs
-through, so no FastAPI route functions or async generators here (mypyc compiles neither in a
-way FastAPI or contextlib could use).
+The code every Job write runs through, kept apart from FastAPI's routing: one coroutine per
+request, no dependency injection.
 """
 
 from __future__ import annotations
