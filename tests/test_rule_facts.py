@@ -110,11 +110,10 @@ def _functions(tree: ast.Module) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-def _code_keyed_by_id(node: ast.AST, functions: set[str]) -> bool:
+def _code_keyed_by_id(node: ast.Dict, functions: set[str]) -> bool:
     """A dict whose keys are rule IDs and whose values are the module's functions."""
     return (
-        isinstance(node, ast.Dict)
-        and bool(node.keys)
+        bool(node.keys)
         and all(key is not None and _is_id(key) for key in node.keys)
         and all(isinstance(v, ast.Name) and v.id in functions for v in node.values)
     )
@@ -138,7 +137,7 @@ def restated_facts(source: str, *, rule_module: bool = False) -> list[tuple[int,
     for node in ast.walk(tree):
         if isinstance(node, _FUNCTION):
             in_functions |= {id(n) for n in ast.walk(node)}
-        if _code_keyed_by_id(node, functions):
+        if isinstance(node, ast.Dict) and _code_keyed_by_id(node, functions):
             keyed |= {id(key) for key in node.keys if key is not None}
         if isinstance(node, ast.JoinedStr) and node.values:
             first = node.values[0]
@@ -165,7 +164,7 @@ def restated_facts(source: str, *, rule_module: bool = False) -> list[tuple[int,
     for literal in _ids_in(tree):
         if id(literal) in in_functions or id(literal) in keyed or id(literal) in constants:
             continue
-        found.append((literal.lineno, f"{literal.value} in a table"))
+        found.append((literal.lineno, f"{literal.value!s} in a table"))
     return sorted(found)
 
 
