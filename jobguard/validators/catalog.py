@@ -17,7 +17,7 @@ builders are keyed by the IDs marked exported).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -74,6 +74,10 @@ class RuleInfo:
     id: str
     area: str
     summary: str
+    requests: tuple[str, ...]
+    """The admission requests it judges (`REQUESTS`): its area's unless the entry says."""
+    at_rest: AtRest
+    vap: Vap
     upstream: bool = True
     """Enforced by the API server itself (on by default); False for policy-only rules."""
     default_enforcement: Enforcement = Enforcement.DENY
@@ -88,11 +92,7 @@ class RuleInfo:
     reporting: Reporting = Reporting.OWN
     condition_for: tuple[str, ...] = ()
     """The rules whose check reads this rule's condition (`Reporting.CONDITION`)."""
-    requests: tuple[str, ...] = field(kw_only=True)
-    """The admission requests it judges (`REQUESTS`): its area's unless the entry says."""
-    at_rest: AtRest = field(kw_only=True)
-    vap: Vap = field(kw_only=True)
-    params: tuple[str, ...] = field(default=(), kw_only=True)
+    params: tuple[str, ...] = ()
     """The names its `params` in the configuration may have."""
 
     @property
