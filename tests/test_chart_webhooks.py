@@ -1,6 +1,6 @@
 """What the chart registers for a configuration, computed by Helm at render time from the chart's
-copy of the catalogue, compared with `jobguard.app.webhooks`; the exemptions' matchConditions
-evaluated as CEL; and the chart's other safety defaults."""
+copy of the catalogue, compared with a model of the registrations (tests/registrations.py); the
+exemptions' matchConditions evaluated as CEL; and the chart's other safety defaults."""
 
 from __future__ import annotations
 
@@ -13,15 +13,10 @@ import pytest
 import yaml
 
 from jobguard.app.config import parse_config
-from jobguard.app.webhooks import (
-    Profile,
-    failure_policy,
-    mutating_needed,
-    plan,
-    render_chart_rules,
-)
+from jobguard.app.webhooks import render_chart_rules
 from jobguard.validators import SUPPORTED_VERSIONS, Requester
 from tests.corpus import KUEUE_SETUP
+from tests.registrations import Profile, failure_policy, mutating_needed, plan
 from tests.test_chart import CHART, KUBERNETES, NAMESPACE, render
 from tests.vap_eval import evaluate
 

@@ -347,12 +347,15 @@ def test_rules_markdown_is_the_reference(capsys: pytest.CaptureFixture[str]) -> 
         "| ST-031 | finished jobs have a startTime | on (deny) | "
         "pkg/apis/batch/validation/validation.go: validateJobStatus; "
         "pkg/registry/batch/job/strategy.go: getStatusValidationOptions | "
-        "`jobguard.validators.rules.status:check_job_status` |"
+        "`jobguard.validators.rules.status:check_job_status` | `jobs/status:UPDATE` | yes: a "
+        "status invariant of one object (upstream checks it whenever its fields change) | no: "
+        "enforced by the API server itself |"
     ) in rows
     assert (
         "| NE-009 | scheduling directives of a Job that already ran | off (warn) | "
         "jobguard policy (not enforced upstream); follows KEP-5440 (mutable from Kubernetes "
-        "1.36) | `jobguard.validators.rules.suspend:check_suspend_update` |"
+        "1.36) | `jobguard.validators.rules.suspend:check_suspend_update` | `jobs:UPDATE` | "
+        "no: judges a change of the template | exported |"
     ) in rows
     assert "| CJ-004 | no Job status rules on CronJobs | on (deny) |" in out
     assert "nothing to check (see `jobguard.validators.rules.cronjob:check_cronjob`) |" in out

@@ -46,8 +46,11 @@ CONFIG_ENV = "JOBGUARD_CONFIG"
 VERSION_ENV = "JOBGUARD_KUBERNETES_VERSION"
 
 
-RULE_PARAMS: dict[str, frozenset[str]] = {"NE-007": frozenset({"users", "groups"})}
-"""The parameters each rule takes (lists of strings); other rules take none."""
+RULE_PARAMS: dict[str, frozenset[str]] = {
+    rule.id: frozenset(rule.params) for rule in RULES_BY_ID.values() if rule.params
+}
+"""The parameters each rule takes (lists of strings; the catalogue's `RuleInfo.params`); other
+rules take none."""
 
 MAX_CONFIG_BYTES = 1024 * 1024
 """A configuration file's size limit: a ConfigMap holds at most 1 MiB, so no configuration that

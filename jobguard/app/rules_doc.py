@@ -32,7 +32,12 @@ rule is on without configuration and how it is enforced then (`deny`, `warn` or 
 **upstream source** is the Kubernetes code the rule mirrors (paths in kubernetes/kubernetes) or,
 for rules the API server does not enforce, the design it follows; **checked in** names the
 functions (`module:function`) whose code holds the rule ID, so `grep -rn '"ST-031"' jobguard/`
-lands in the same place. Rules that produce no errors of their own say so there.
+lands in the same place. Rules that produce no errors of their own say so there. **judges** lists
+the admission requests (`resource:OPERATION`) the rule judges, which the webhook registrations
+(and the Helm chart) are made of; **at rest** says whether `jobguard audit` reports the rule for
+a stored object and why (not); **VAP** says whether `jobguard export vap` writes the rule as a
+ValidatingAdmissionPolicy, and if it never does, why (an exported rule is left out when the
+configuration disables it or has no suspend policy it needs; the export says so).
 """
 
 
@@ -58,6 +63,16 @@ def where_checked(rule: RuleInfo, code: Callable[[str], str] = str) -> str:
     if rule.reporting is Reporting.NOTHING_TO_CHECK:
         return f"nothing to check (see {functions})" if functions else "nothing to check"
     return functions
+
+
+def at_rest_label(rule: RuleInfo) -> str:
+    """`yes: why` or `no: why`: whether the rule holds for a stored object (`jobguard audit`)."""
+    return f"{'yes' if rule.at_rest.holds else 'no'}: {rule.at_rest.reason}"
+
+
+def vap_label(rule: RuleInfo) -> str:
+    """`exported`, or `no: why` for a rule `jobguard export vap` never writes."""
+    return "exported" if rule.vap.exported else f"no: {rule.vap.reason}"
 
 
 def render_text(rules: Sequence[RuleInfo] = RULES) -> str:
@@ -100,8 +115,8 @@ def _area_section(area: Area, rules: Sequence[RuleInfo]) -> str:
         "",
         area.description,
         "",
-        "| ID | summary | default | upstream source | checked in |",
-        "|---|---|---|---|---|",
+        "| ID | summary | default | upstream source | checked in | judges | at rest | VAP |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for rule in rules:
         cells = (
@@ -110,6 +125,9 @@ def _area_section(area: Area, rules: Sequence[RuleInfo]) -> str:
             default_label(rule),
             rule.source,
             where_checked(rule, _code),
+            ", ".join(_code(request) for request in rule.requests),
+            at_rest_label(rule),
+            vap_label(rule),
         )
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"

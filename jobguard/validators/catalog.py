@@ -6,6 +6,13 @@ source it mirrors and the functions that check it.
 Job spec checks (`validateJobSpec`), which upstream does not name. `NE-` and `SUS-` rules are
 not enforced upstream: NE-001 and NE-002 are on by default, the other NE rules off unless
 configured; SUS rules act only when suspend policies are configured.
+
+Each entry also carries the rule's other facts, which the rest of jobguard reads from here
+rather than restating: the admission requests it judges (`requests`: the webhook registrations
+and the chart's copy, `jobguard.app.webhooks`), whether it holds for a stored object and why
+(`at_rest`: `jobguard audit`, `jobguard.validators.at_rest`), and whether it is exported as
+ValidatingAdmissionPolicy CEL and, if never, why (`vap`: `jobguard.validators.vap`, whose CEL
+builders are keyed by the IDs marked exported).
 """
 
 from __future__ import annotations
@@ -33,11 +40,44 @@ class Reporting(StrEnum):
     """Names something jobguard, like upstream, deliberately leaves alone."""
 
 
+JOB_CREATE = "jobs:CREATE"
+JOB_UPDATE = "jobs:UPDATE"
+JOB_STATUS_UPDATE = "jobs/status:UPDATE"
+CRONJOB_CREATE = "cronjobs:CREATE"
+CRONJOB_UPDATE = "cronjobs:UPDATE"
+REQUESTS = (JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE, CRONJOB_CREATE, CRONJOB_UPDATE)
+"""Every request jobguard judges, as `resource:OPERATION`."""
+
+
+@dataclass(frozen=True, slots=True)
+class AtRest:
+    """Whether a rule holds for a stored object on its own (what `jobguard audit` reports), and
+    why it does or does not."""
+
+    holds: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Vap:
+    """Whether `jobguard export vap` can write a rule as ValidatingAdmissionPolicy CEL."""
+
+    exported: bool
+    """A CEL builder for it exists (`jobguard.validators.vap`); the configuration may still
+    leave it out (disabled, no suspend policy needing it), and the export says why."""
+    reason: str = ""
+    """Why it is never exported, whatever the configuration (empty when `exported`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RuleInfo:
     id: str
     area: str
     summary: str
+    requests: tuple[str, ...]
+    """The admission requests it judges (`REQUESTS`): its area's unless the entry says."""
+    at_rest: AtRest
+    vap: Vap
     upstream: bool = True
     """Enforced by the API server itself (on by default); False for policy-only rules."""
     default_enforcement: Enforcement = Enforcement.DENY
@@ -52,10 +92,17 @@ class RuleInfo:
     reporting: Reporting = Reporting.OWN
     condition_for: tuple[str, ...] = ()
     """The rules whose check reads this rule's condition (`Reporting.CONDITION`)."""
+    params: tuple[str, ...] = ()
+    """The names its `params` in the configuration may have."""
 
     @property
     def enabled_by_default(self) -> bool:
         return self.upstream if self.default_enabled is None else self.default_enabled
+
+    @property
+    def needs_suspend_policies(self) -> bool:
+        """A SUS rule: it judges nothing without a suspend policy."""
+        return self.area == "policy"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +113,55 @@ class Area:
     """The value of `RuleInfo.area`."""
     title: str
     description: str
+    requests: tuple[str, ...] = REQUESTS
+    """The requests its rules judge unless an entry says otherwise; empty when every entry must
+    say (the policy rules, each judging its own)."""
 
 
-def _r(rule_id: str, area: str, summary: str, **kwargs: object) -> RuleInfo:
-    return RuleInfo(rule_id, area, summary, **kwargs)  # type: ignore[arg-type]
+_EXPORTED = Vap(exported=True)
+_ENFORCED_UPSTREAM = Vap(exported=False, reason="enforced by the API server itself")
+
+
+def _holds(reason: str) -> AtRest:
+    return AtRest(holds=True, reason=reason)
+
+
+def _not_at_rest(reason: str) -> AtRest:
+    return AtRest(holds=False, reason=reason)
+
+
+def _not_exported(reason: str) -> Vap:
+    return Vap(exported=False, reason=reason)
+
+
+def _r(
+    rule_id: str,
+    area: str,
+    summary: str,
+    *,
+    at_rest: AtRest,
+    requests: tuple[str, ...] = (),
+    vap: Vap | None = None,
+    **kwargs: object,
+) -> RuleInfo:
+    """An entry: `requests` defaults to the area's; `vap` to "enforced by the API server
+    itself" for upstream rules, while a policy-only rule must say."""
+    requests = requests or AREAS_BY_KEY[area].requests
+    if not requests:
+        raise ValueError(f"{rule_id}: the rules of area {area!r} say which requests they judge")
+    if vap is None:
+        if kwargs.get("upstream") is False:
+            raise ValueError(f"{rule_id}: a policy rule says whether it is exported as CEL")
+        vap = _ENFORCED_UPSTREAM
+    return RuleInfo(
+        rule_id,
+        area,
+        summary,
+        requests=requests,
+        at_rest=at_rest,
+        vap=vap,
+        **kwargs,  # type: ignore[arg-type]
+    )
 
 
 def _in(module: str, *functions: str) -> tuple[str, ...]:
@@ -85,6 +177,36 @@ _STATUS_OPTIONS = f"{_STRATEGY}: getStatusValidationOptions"
 _CORE = "pkg/apis/core/validation/validation.go"
 _POLICY = "jobguard policy (not enforced upstream)"
 _SUSPEND_KEP = f"{_POLICY}; follows the Suspend Jobs design (KEP-2232)"
+_JOBS = (JOB_CREATE, JOB_UPDATE)
+_CRONJOBS = (CRONJOB_CREATE, CRONJOB_UPDATE)
+
+# Why a rule holds at rest, or does not (`RuleInfo.at_rest`), where several rules share it.
+_STORED_SPEC = _holds(
+    "the spec as stored, judged as the API server judges the next update of the object"
+)
+_STORED_STATUS = _holds(
+    "a status invariant of one object (upstream checks it whenever its fields change)"
+)
+_STORED_TEMPLATE = _holds("the Job spec checks on the stored jobTemplate")
+_STORED_CRONJOB_SPEC = _holds(
+    "the CronJob spec as stored, judged as the API server judges its next update"
+)
+_AN_UPDATE = _not_at_rest("compares an update with the stored object; at rest there is no update")
+_A_STATUS_UPDATE = _not_at_rest(
+    "compares a status update with the stored status; at rest there is none"
+)
+_OLD_CONTROLLERS = _not_at_rest(
+    "Job controllers before Kubernetes 1.31 finished Jobs without the FailureTarget and "
+    "SuccessCriteriaMet conditions and with pods still terminating; upstream checks this only "
+    "when a terminal condition changes, so a stored Job may lawfully break it"
+)
+_WHO_CHANGED = _not_at_rest("judges who changes a Job; a stored object does not say who changed it")
+_NOTHING_AT_REST = _not_at_rest("nothing to check (as for requests)")
+_CREATE_ONLY = _not_at_rest(
+    "judged on CREATE only: the API server checked the stored name and namespace when the "
+    "object was created"
+)
+_MANIFESTS_ONLY = _not_at_rest("manifests only: a stored object was decoded by the API server")
 _QUEUE_POLICY = (
     f"{_POLICY}; the admission control the Suspend Jobs design (KEP-2232) leaves to "
     "webhooks, as queue controllers such as Kueue use it"
@@ -124,6 +246,7 @@ AREAS: tuple[Area, ...] = (
         "Suspended condition True, and container resources become mutable too (TM-003), in "
         "which case only the pod spec is compared. "
         "`kubernetesVersion` in the configuration selects the behaviour.",
+        requests=_JOBS,
     ),
     Area(
         "immutability",
@@ -138,6 +261,7 @@ AREAS: tuple[Area, ...] = (
         "and on pod templates (at `spec.template.labels`, the path upstream writes), and on "
         "UPDATE of `jobs`, `jobs/status` and `cronjobs` an unchanged name, namespace, uid, "
         "creationTimestamp, deletionTimestamp and deletionGracePeriodSeconds.",
+        requests=(JOB_UPDATE,),
     ),
     Area(
         "jobspec",
@@ -152,6 +276,7 @@ AREAS: tuple[Area, ...] = (
         "(JS-001..JS-006, JS-008, SP, TM-006, TM-007) appear twice in the response's causes, as "
         "the API server's do; the message lists each once. The pod template checks upstream "
         "also runs here (`ValidatePodTemplateSpec`) are the POD rules.",
+        requests=_JOBS,
     ),
     Area(
         "successPolicy",
@@ -170,6 +295,7 @@ AREAS: tuple[Area, ...] = (
         "is the empty list. The first violation is reported in upstream's words (such as "
         '`non-increasing order, previous: 3, current: 1` or `too large index: "10"`). Lists are '
         "parsed in one pass without expanding ranges (`jobguard.validators.intervals`).",
+        requests=_JOBS,
     ),
     Area(
         "status",
@@ -187,6 +313,7 @@ AREAS: tuple[Area, ...] = (
         "unsuspended job once set` instead of Required `startTime cannot be removed for "
         "unsuspended job`. In every supported version ST-033 allows the update that resumes a "
         "Job (Suspended condition True to False) to change startTime.",
+        requests=(JOB_STATUS_UPDATE,),
     ),
     Area(
         "suspend",
@@ -203,6 +330,7 @@ AREAS: tuple[Area, ...] = (
         "upstream allows the change (TM-002). Like the SUS rules, NE rules never judge exempt "
         "requesters (`exemptions`, which by default include the built-in controllers and "
         "cluster administrators).",
+        requests=(),
     ),
     Area(
         "policy",
@@ -230,6 +358,7 @@ AREAS: tuple[Area, ...] = (
         "design leaves to webhooks, in the shape queue controllers such as Kueue need. A "
         "response whose denials are all policy-only rules is 403 Forbidden, each line naming "
         "the rule, the policy and who may act instead.",
+        requests=(),
     ),
     Area(
         "cronjob",
@@ -245,6 +374,7 @@ AREAS: tuple[Area, ...] = (
         "CronJob carries no Job status to judge. The CronJob's own fields (schedule, timeZone, "
         "concurrencyPolicy, history limits) are CS rules; the pod template is judged by the POD "
         "rules.",
+        requests=_CRONJOBS,
     ),
     Area(
         "objectmeta",
@@ -324,6 +454,8 @@ RULES: tuple[RuleInfo, ...] = (
         "the object can be read as its kind (field types)",
         source="k8s.io/apimachinery JSON decoding into the batch/v1 Go types",
         checked_in=_in("jobguard.validators.pipeline", "_unreadable"),
+        at_rest=_holds("an object jobguard cannot read as its kind is reported, as for a request"),
+        vap=_not_exported("the API server decodes objects itself"),
     ),
     _r(
         "TM-001",
@@ -331,6 +463,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod template is immutable on update",
         source=f"{_VALIDATION}: validatePodTemplateUpdate",
         checked_in=_in("template", "check_template_update"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "TM-002",
@@ -341,6 +474,7 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in("jobguard.validators.strategy", "job_options"),
         reporting=Reporting.CONDITION,
         condition_for=("TM-001", "TM-003"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "TM-003",
@@ -349,6 +483,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: validatePodTemplateUpdate; "
         f"{_STRATEGY}: validationOptionsForJob (KEP-5440)",
         checked_in=_in("template", "check_template_update"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "TM-004",
@@ -358,6 +493,7 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in("jobguard.validators.strategy", "job_options"),
         reporting=Reporting.CONDITION,
         condition_for=("TM-001", "TM-003"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "TM-005",
@@ -366,6 +502,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: validateGeneratedSelector; "
         f"{_STRATEGY}: validationOptionsForJob (RequirePrefixedLabels)",
         checked_in=_in("template", "check_generated_selector"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "TM-006",
@@ -373,6 +510,7 @@ RULES: tuple[RuleInfo, ...] = (
         "selector must select the template labels",
         source=f"{_VALIDATION}: ValidateJobSpec",
         checked_in=_in("template", "check_selector"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "TM-007",
@@ -380,6 +518,7 @@ RULES: tuple[RuleInfo, ...] = (
         "selector is required",
         source=f"{_VALIDATION}: ValidateJobSpec (ValidateLabelSelector)",
         checked_in=_in("template", "check_selector"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "IM-001",
@@ -387,6 +526,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.selector is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_job_spec_update_fields"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-002",
@@ -394,6 +534,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.completions is immutable (Indexed: in tandem with parallelism)",
         source=f"{_VALIDATION}: validateCompletions",
         checked_in=_in("immutable", "check_completions_update"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-003",
@@ -401,6 +542,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.completionMode is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_job_spec_update_fields"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-004",
@@ -408,6 +550,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.podFailurePolicy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_pod_failure_policy_update"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-005",
@@ -415,6 +558,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.backoffLimitPerIndex is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_job_spec_update_fields"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-006",
@@ -422,6 +566,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.managedBy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_job_spec_update_fields"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-007",
@@ -429,6 +574,7 @@ RULES: tuple[RuleInfo, ...] = (
         "spec.successPolicy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_job_spec_update_fields"),
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "IM-008",
@@ -436,6 +582,8 @@ RULES: tuple[RuleInfo, ...] = (
         "object metadata update rules",
         source="pkg/apis/core/validation: ValidateObjectMeta, ValidateObjectMetaUpdate",
         checked_in=_in("metadata", "check_labels_and_annotations", "check_metadata_update"),
+        requests=(JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE),
+        at_rest=_holds("label and annotation syntax of the stored metadata"),
     ),
     _r(
         "JS-001",
@@ -443,6 +591,7 @@ RULES: tuple[RuleInfo, ...] = (
         "counts and durations are non-negative",
         source=f"{_VALIDATION}: validateJobSpec",
         checked_in=_in("jobspec", "_non_negative_counts"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-002",
@@ -450,6 +599,7 @@ RULES: tuple[RuleInfo, ...] = (
         "completionMode and podReplacementPolicy take known values",
         source=f"{_VALIDATION}: validateJobSpec, validatePodReplacementPolicy",
         checked_in=_in("jobspec", "_completion_mode", "_pod_replacement_policy"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-003",
@@ -457,6 +607,7 @@ RULES: tuple[RuleInfo, ...] = (
         "Indexed jobs need completions",
         source=f"{_VALIDATION}: validateJobSpec",
         checked_in=_in("jobspec", "_completion_mode"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-004",
@@ -464,6 +615,7 @@ RULES: tuple[RuleInfo, ...] = (
         "backoffLimitPerIndex / maxFailedIndexes constraints",
         source=f"{_VALIDATION}: validateJobSpec",
         checked_in=_in("jobspec", "_non_negative_counts", "_completion_mode"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-005",
@@ -471,6 +623,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod template restartPolicy is OnFailure or Never (Never with podFailurePolicy)",
         source=f"{_VALIDATION}: validateJobSpec",
         checked_in=_in("jobspec", "_restart_policy"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-006",
@@ -478,6 +631,7 @@ RULES: tuple[RuleInfo, ...] = (
         "managedBy is a short domain-prefixed path",
         source=f"{_VALIDATION}: validateJobSpec (IsDomainPrefixedPath)",
         checked_in=_in("jobspec", "_managed_by", "_managed_by_parts"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-007",
@@ -485,6 +639,7 @@ RULES: tuple[RuleInfo, ...] = (
         "Indexed pod hostnames are valid DNS labels",
         source=f"{_VALIDATION}: ValidateJob",
         checked_in=_in("jobspec", "check_indexed_hostname"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "JS-008",
@@ -494,6 +649,7 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_failure_policy", "check_pod_failure_policy", "_exit_codes", "_pod_conditions"
         ),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-001",
@@ -501,6 +657,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy requires Indexed completion mode",
         source=f"{_VALIDATION}: validateJobSpec",
         checked_in=_in("success_policy", "check_success_policy"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-002",
@@ -508,6 +665,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy needs at least one rule",
         source=f"{_VALIDATION}: validateSuccessPolicy",
         checked_in=_in("success_policy", "check_success_policy"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-003",
@@ -515,6 +673,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy has at most 20 rules",
         source=f"{_VALIDATION}: validateSuccessPolicy",
         checked_in=_in("success_policy", "check_success_policy"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-004",
@@ -522,6 +681,7 @@ RULES: tuple[RuleInfo, ...] = (
         "each rule sets succeededIndexes or succeededCount",
         source=f"{_VALIDATION}: validateSuccessPolicyRule",
         checked_in=_in("success_policy", "_check_success_policy_rule"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-005",
@@ -529,6 +689,7 @@ RULES: tuple[RuleInfo, ...] = (
         "succeededIndexes is at most 64 KiB",
         source=f"{_VALIDATION}: validateSuccessPolicyRule",
         checked_in=_in("success_policy", "_check_success_policy_rule"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-006",
@@ -536,6 +697,7 @@ RULES: tuple[RuleInfo, ...] = (
         "succeededIndexes follows the interval grammar",
         source=f"{_VALIDATION}: validateSuccessPolicyRule, validateIndexesFormat",
         checked_in=_in("success_policy", "_check_success_policy_rule"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-007",
@@ -543,6 +705,7 @@ RULES: tuple[RuleInfo, ...] = (
         "succeededCount is non-negative",
         source=f"{_VALIDATION}: validateSuccessPolicyRule",
         checked_in=_in("success_policy", "_check_success_policy_rule"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-008",
@@ -550,6 +713,7 @@ RULES: tuple[RuleInfo, ...] = (
         "succeededCount <= completions",
         source=f"{_VALIDATION}: validateSuccessPolicyRule",
         checked_in=_in("success_policy", "_check_success_policy_rule"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-009",
@@ -557,6 +721,7 @@ RULES: tuple[RuleInfo, ...] = (
         "succeededCount <= size of succeededIndexes",
         source=f"{_VALIDATION}: validateSuccessPolicyRule",
         checked_in=_in("success_policy", "_check_success_policy_rule"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SP-010",
@@ -566,6 +731,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
         checked_in=_in("immutable", "check_job_spec_update_fields"),
         reporting=Reporting.ALIAS,
+        at_rest=_AN_UPDATE,
     ),
     _r(
         "ST-001",
@@ -573,6 +739,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status.active >= 0",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "_always_on_counters"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-002",
@@ -580,6 +747,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status.succeeded >= 0",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "_always_on_counters"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-003",
@@ -587,6 +755,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status.failed >= 0",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "_always_on_counters"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-004",
@@ -594,6 +763,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status.ready >= 0",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "_always_on_counters"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-005",
@@ -601,6 +771,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status.terminating >= 0",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "_always_on_counters"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-006",
@@ -608,6 +779,7 @@ RULES: tuple[RuleInfo, ...] = (
         "uncountedTerminatedPods UIDs non-empty and unique",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "_uid_errors"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-007",
@@ -615,6 +787,7 @@ RULES: tuple[RuleInfo, ...] = (
         "not SuccessCriteriaMet and Failed",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-008",
@@ -622,6 +795,7 @@ RULES: tuple[RuleInfo, ...] = (
         "not SuccessCriteriaMet and FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-009",
@@ -629,6 +803,7 @@ RULES: tuple[RuleInfo, ...] = (
         "Complete needs SuccessCriteriaMet when successPolicy is set",
         source=f"{_VALIDATION}: validateJobStatus",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-010",
@@ -636,6 +811,7 @@ RULES: tuple[RuleInfo, ...] = (
         "SuccessCriteriaMet cannot be removed",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-011",
@@ -643,6 +819,7 @@ RULES: tuple[RuleInfo, ...] = (
         "SuccessCriteriaMet cannot follow Complete",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-020",
@@ -650,6 +827,7 @@ RULES: tuple[RuleInfo, ...] = (
         "succeeded counter does not decrease",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-021",
@@ -657,6 +835,7 @@ RULES: tuple[RuleInfo, ...] = (
         "failed counter does not decrease",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-022",
@@ -664,6 +843,7 @@ RULES: tuple[RuleInfo, ...] = (
         "terminal conditions are sticky",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-023",
@@ -671,6 +851,7 @@ RULES: tuple[RuleInfo, ...] = (
         "completedIndexes grammar",
         source=f"{_VALIDATION}: validateJobStatus, validateIndexesFormat; {_STATUS_OPTIONS}",
         checked_in=_in("status", "_index_errors"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-024",
@@ -678,6 +859,7 @@ RULES: tuple[RuleInfo, ...] = (
         "failedIndexes grammar",
         source=f"{_VALIDATION}: validateJobStatus, validateIndexesFormat; {_STATUS_OPTIONS}",
         checked_in=_in("status", "_index_errors"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-025",
@@ -685,6 +867,7 @@ RULES: tuple[RuleInfo, ...] = (
         "completedIndexes only for Indexed jobs",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "_index_errors"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-026",
@@ -692,6 +875,7 @@ RULES: tuple[RuleInfo, ...] = (
         "failedIndexes needs backoffLimitPerIndex",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "_index_errors"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-027",
@@ -700,6 +884,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: validateJobStatus, validateFailedIndexesNotOverlapCompleted; "
         f"{_STATUS_OPTIONS}",
         checked_in=_in("status", "_index_errors"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-028",
@@ -707,6 +892,7 @@ RULES: tuple[RuleInfo, ...] = (
         "Failed needs FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_OLD_CONTROLLERS,
     ),
     _r(
         "ST-029",
@@ -714,6 +900,7 @@ RULES: tuple[RuleInfo, ...] = (
         "Complete needs SuccessCriteriaMet",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_OLD_CONTROLLERS,
     ),
     _r(
         "ST-030",
@@ -721,6 +908,7 @@ RULES: tuple[RuleInfo, ...] = (
         "finished jobs have no active pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-031",
@@ -728,6 +916,7 @@ RULES: tuple[RuleInfo, ...] = (
         "finished jobs have a startTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-032",
@@ -735,6 +924,7 @@ RULES: tuple[RuleInfo, ...] = (
         "finished jobs have no uncounted terminated pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-033",
@@ -742,6 +932,7 @@ RULES: tuple[RuleInfo, ...] = (
         "startTime is fixed unless suspended",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-034",
@@ -749,6 +940,7 @@ RULES: tuple[RuleInfo, ...] = (
         "completionTime is not before startTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-035",
@@ -756,6 +948,7 @@ RULES: tuple[RuleInfo, ...] = (
         "completionTime is immutable",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status_update"),
+        at_rest=_A_STATUS_UPDATE,
     ),
     _r(
         "ST-036",
@@ -763,6 +956,7 @@ RULES: tuple[RuleInfo, ...] = (
         "completionTime needs Complete",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-037",
@@ -770,6 +964,7 @@ RULES: tuple[RuleInfo, ...] = (
         "Complete needs completionTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-038",
@@ -777,6 +972,7 @@ RULES: tuple[RuleInfo, ...] = (
         "not Complete and Failed",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-039",
@@ -784,6 +980,7 @@ RULES: tuple[RuleInfo, ...] = (
         "not Complete and FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-040",
@@ -791,6 +988,7 @@ RULES: tuple[RuleInfo, ...] = (
         "ready <= active",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_STORED_STATUS,
     ),
     _r(
         "ST-041",
@@ -798,6 +996,7 @@ RULES: tuple[RuleInfo, ...] = (
         "finished jobs have no terminating pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
         checked_in=_in("status", "check_job_status"),
+        at_rest=_OLD_CONTROLLERS,
     ),
     _r(
         "NE-001",
@@ -807,6 +1006,12 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_not_at_rest(
+            "judges the act of suspending; a Job suspended as it finishes may lawfully end up "
+            "finished with spec.suspend true"
+        ),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-002",
@@ -816,6 +1021,12 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_status"),
+        requests=(JOB_STATUS_UPDATE,),
+        at_rest=_holds(
+            "at most one Suspended condition: with two, every later status update of the Job is "
+            "denied by NE-002"
+        ),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-003",
@@ -824,6 +1035,12 @@ RULES: tuple[RuleInfo, ...] = (
         upstream=False,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_status"),
+        requests=(JOB_STATUS_UPDATE,),
+        at_rest=_not_at_rest(
+            "the Suspended condition is set while the pods are being deleted; active pods with "
+            "Suspended=True are a passing state"
+        ),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-004",
@@ -833,6 +1050,11 @@ RULES: tuple[RuleInfo, ...] = (
         default_enforcement=_WARN,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_status"),
+        requests=(JOB_STATUS_UPDATE,),
+        at_rest=_not_at_rest(
+            "a Job suspended after it ran keeps its startTime until it is resumed"
+        ),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-005",
@@ -842,6 +1064,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enforcement=_WARN,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_not_at_rest("judges a resume"),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-006",
@@ -851,6 +1076,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enforcement=_WARN,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_not_at_rest("judges a suspension"),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-007",
@@ -859,6 +1087,10 @@ RULES: tuple[RuleInfo, ...] = (
         upstream=False,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend", "suspend_options", "_ne007"),
+        params=("users", "groups"),
+        requests=(JOB_UPDATE,),
+        at_rest=_WHO_CHANGED,
+        vap=_EXPORTED,
     ),
     _r(
         "NE-008",
@@ -867,6 +1099,9 @@ RULES: tuple[RuleInfo, ...] = (
         upstream=False,
         source=_SUSPEND_KEP,
         checked_in=_in("suspend", "check_suspend_status"),
+        requests=(JOB_STATUS_UPDATE,),
+        at_rest=_holds("no Complete or Failed condition while Suspended=True"),
+        vap=_EXPORTED,
     ),
     _r(
         "NE-009",
@@ -876,6 +1111,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enforcement=_WARN,
         source=f"{_POLICY}; follows KEP-5440 (mutable from Kubernetes 1.36)",
         checked_in=_in("suspend", "check_suspend_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_not_at_rest("judges a change of the template"),
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-001",
@@ -885,6 +1123,12 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_suspend_policy_create"),
+        requests=(JOB_CREATE,),
+        at_rest=_holds(
+            "a matched, unfinished Job that is not suspended and has no Suspended condition "
+            "never was suspended: it started without the queue"
+        ),
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-002",
@@ -894,6 +1138,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_suspend_policy_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_WHO_CHANGED,
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-003",
@@ -903,6 +1150,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_suspend_policy_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_WHO_CHANGED,
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-004",
@@ -912,6 +1162,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_suspend_policy_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_WHO_CHANGED,
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-005",
@@ -921,6 +1174,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_suspend_policy_update"),
+        requests=(JOB_UPDATE,),
+        at_rest=_WHO_CHANGED,
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-006",
@@ -930,6 +1186,9 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "_scaled_up"),
+        requests=(JOB_UPDATE,),
+        at_rest=_WHO_CHANGED,
+        vap=_EXPORTED,
     ),
     _r(
         "SUS-007",
@@ -940,6 +1199,14 @@ RULES: tuple[RuleInfo, ...] = (
         default_enforcement=_WARN,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_cronjob_policy"),
+        requests=_CRONJOBS,
+        at_rest=_holds(
+            "a stored CronJob whose Jobs a suspend policy matches: they are held for the queue"
+        ),
+        vap=_not_exported(
+            "informational note on CronJobs whose Jobs a policy holds; only the webhook adds it "
+            "(a Warn policy could carry it, not exported yet)"
+        ),
     ),
     _r(
         "SUS-008",
@@ -949,6 +1216,12 @@ RULES: tuple[RuleInfo, ...] = (
         default_enabled=True,
         source=_QUEUE_POLICY,
         checked_in=_in("suspend_policy", "check_forced_suspend_kept"),
+        requests=(JOB_CREATE,),
+        at_rest=_not_at_rest(
+            "judges who created a Job; at rest SUS-001 reports a matched Job that never was "
+            "suspended, whoever created it"
+        ),
+        vap=_EXPORTED,
     ),
     _r(
         "CJ-001",
@@ -956,6 +1229,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy rules on spec.jobTemplate.spec",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
         checked_in=_in("cronjob", "_as_cronjob_rule"),
+        at_rest=_STORED_TEMPLATE,
     ),
     _r(
         "CJ-002",
@@ -964,6 +1238,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: ValidateCronJobUpdate (no immutable template fields)",
         checked_in=_in("cronjob", "check_cronjob"),
         reporting=Reporting.NOTHING_TO_CHECK,
+        at_rest=_NOTHING_AT_REST,
     ),
     _r(
         "CJ-003",
@@ -971,6 +1246,7 @@ RULES: tuple[RuleInfo, ...] = (
         "jobTemplate selector is generated, manualSelector unsupported",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec",
         checked_in=_in("cronjob", "check_cronjob"),
+        at_rest=_STORED_TEMPLATE,
     ),
     _r(
         "CJ-004",
@@ -979,6 +1255,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: ValidateCronJobUpdate (a CronJob has no Job status)",
         checked_in=_in("cronjob", "check_cronjob"),
         reporting=Reporting.NOTHING_TO_CHECK,
+        at_rest=_NOTHING_AT_REST,
     ),
     _r(
         "CJ-005",
@@ -986,6 +1263,7 @@ RULES: tuple[RuleInfo, ...] = (
         "jobTemplate may be suspended; Job spec checks on jobTemplate",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
         checked_in=_in("cronjob", "_as_cronjob_rule"),
+        at_rest=_STORED_TEMPLATE,
     ),
     _r(
         "OM-001",
@@ -993,6 +1271,7 @@ RULES: tuple[RuleInfo, ...] = (
         "name and generateName are DNS subdomains",
         source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
         checked_in=_in("objectmeta", "check_object_meta"),
+        at_rest=_CREATE_ONLY,
     ),
     _r(
         "OM-002",
@@ -1000,6 +1279,7 @@ RULES: tuple[RuleInfo, ...] = (
         "CronJob names have at most 52 characters",
         source=f"{_VALIDATION}: ValidateCronJobCreate",
         checked_in=_in("objectmeta", "check_cronjob_name_length"),
+        at_rest=_CREATE_ONLY,
     ),
     _r(
         "OM-003",
@@ -1007,6 +1287,7 @@ RULES: tuple[RuleInfo, ...] = (
         "namespace is a DNS label",
         source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
         checked_in=_in("objectmeta", "check_object_meta"),
+        at_rest=_CREATE_ONLY,
     ),
     _r(
         "CS-001",
@@ -1014,6 +1295,7 @@ RULES: tuple[RuleInfo, ...] = (
         "schedule is required and parses as a cron schedule, without TZ",
         source=f"{_VALIDATION}: validateCronJobSpec, validateScheduleFormat; robfig/cron v3",
         checked_in=_in("cronjob_spec", "check_schedule"),
+        at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
         "CS-002",
@@ -1021,6 +1303,7 @@ RULES: tuple[RuleInfo, ...] = (
         "timeZone is a known IANA time zone",
         source=f"{_VALIDATION}: validateTimeZone",
         checked_in=_in("cronjob_spec", "check_time_zone"),
+        at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
         "CS-003",
@@ -1028,6 +1311,7 @@ RULES: tuple[RuleInfo, ...] = (
         "concurrencyPolicy is Allow, Forbid or Replace",
         source=f"{_VALIDATION}: validateConcurrencyPolicy",
         checked_in=_in("cronjob_spec", "check_concurrency_policy"),
+        at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
         "CS-004",
@@ -1035,6 +1319,7 @@ RULES: tuple[RuleInfo, ...] = (
         "startingDeadlineSeconds and history limits are non-negative",
         source=f"{_VALIDATION}: validateCronJobSpec",
         checked_in=_in("cronjob_spec", "check_non_negative"),
+        at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
         "POD-001",
@@ -1042,6 +1327,7 @@ RULES: tuple[RuleInfo, ...] = (
         "the pod template has containers",
         source=f"{_CORE}: validateContainers",
         checked_in=_in("pod", "_check_containers"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-002",
@@ -1049,6 +1335,7 @@ RULES: tuple[RuleInfo, ...] = (
         "container names are DNS labels, unique across containers and initContainers",
         source=f"{_CORE}: validateContainerCommon, validateContainers, validateInitContainers",
         checked_in=_in("pod", "_check_container", "_check_containers", "_check_init_containers"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-003",
@@ -1056,6 +1343,7 @@ RULES: tuple[RuleInfo, ...] = (
         "containers have an image",
         source=f"{_CORE}: validateContainerCommon",
         checked_in=_in("pod", "_check_container"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-004",
@@ -1063,6 +1351,7 @@ RULES: tuple[RuleInfo, ...] = (
         "imagePullPolicy is Always, IfNotPresent or Never",
         source=f"{_CORE}: validatePullPolicy",
         checked_in=_in("pod", "_check_container"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-005",
@@ -1070,6 +1359,7 @@ RULES: tuple[RuleInfo, ...] = (
         "container ports in range, names valid and unique, host ports not reused",
         source=f"{_CORE}: validateContainerPorts, AccumulateUniqueHostPorts",
         checked_in=_in("pod", "_check_ports", "_host_port_conflicts"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-006",
@@ -1077,6 +1367,7 @@ RULES: tuple[RuleInfo, ...] = (
         "environment variable names",
         source=f"{_CORE}: ValidateEnv (IsRelaxedEnvVarName)",
         checked_in=_in("pod", "_check_env"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-007",
@@ -1084,6 +1375,7 @@ RULES: tuple[RuleInfo, ...] = (
         "volume names are DNS labels and unique",
         source=f"{_CORE}: ValidateVolumes",
         checked_in=_in("pod", "_check_volumes"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-008",
@@ -1091,6 +1383,7 @@ RULES: tuple[RuleInfo, ...] = (
         "volume mounts name a volume and have a unique mountPath",
         source=f"{_CORE}: ValidateVolumeMounts",
         checked_in=_in("pod", "_check_volume_mounts"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-009",
@@ -1099,6 +1392,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateResourceRequirements, validateContainerResourceName, "
         "ValidateResourceQuantityValue; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
         checked_in=_in("pod", "_resource_name_errors", "_quantity_value_errors", "_parsed"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-010",
@@ -1106,6 +1400,7 @@ RULES: tuple[RuleInfo, ...] = (
         "requests do not exceed limits (equal where overcommit is not allowed)",
         source=f"{_CORE}: validateResourceRequirements",
         checked_in=_in("pod", "_check_resources", "_request_against_limit"),
+        at_rest=_STORED_SPEC,
     ),
     _r(
         "SC-001",
@@ -1113,6 +1408,7 @@ RULES: tuple[RuleInfo, ...] = (
         "no unknown fields (strict field validation)",
         source="k8s.io/apimachinery strict decoding; the OpenAPI schema of kubernetesVersion",
         checked_in=_in("schema", "_field_errors"),
+        at_rest=_MANIFESTS_ONLY,
     ),
     _r(
         "SC-002",
@@ -1120,6 +1416,7 @@ RULES: tuple[RuleInfo, ...] = (
         "field types, enumerations and integer ranges of the OpenAPI schema",
         source="the OpenAPI schema of kubernetesVersion (kube-openapi validation messages)",
         checked_in=_in("schema", "check_schema", "_field_errors"),
+        at_rest=_MANIFESTS_ONLY,
     ),
     _r(
         "SC-003",
@@ -1127,6 +1424,7 @@ RULES: tuple[RuleInfo, ...] = (
         "required fields of the OpenAPI schema",
         source="the OpenAPI schema of kubernetesVersion (kube-openapi validation messages)",
         checked_in=_in("schema", "_field_errors"),
+        at_rest=_MANIFESTS_ONLY,
     ),
 )
 

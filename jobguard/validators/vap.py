@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobguard.validators.catalog import RULES, Enforcement
+from jobguard.validators.catalog import RULES, Enforcement, RuleInfo
 from jobguard.validators.errors import forbidden
 from jobguard.validators.policy import PolicySet, Subjects, SuspendPolicy
 from jobguard.validators.settings import Settings
@@ -382,10 +382,34 @@ def _namespace_selector(exempt: list[str], included: list[str] | None) -> dict[s
     return {"matchExpressions": expressions} if expressions else None
 
 
-def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec]:
+@dataclass(frozen=True, slots=True)
+class _PolicyScope:
+    """What every SUS policy of one suspend policy shares: who it lets act, and what it matches."""
+
+    policies: PolicySet
+    index: int
+    common: tuple[tuple[str, str], ...]
+    """Match conditions: the requester is neither exempt nor one of the policy's controllers."""
+    selectors: dict[str, Any]
+    """The `_Spec` fields naming the suspend policy and its namespace and object selectors."""
+    on_update: tuple[tuple[str, str], ...]
+    """Match conditions of an UPDATE the policy judges (`common`, and the policy applies)."""
+
+    @property
+    def policy(self) -> SuspendPolicy:
+        return self.policies.policies[self.index]
+
+    @property
+    def name(self) -> str:
+        return self.policy.name
+
+    @property
+    def who(self) -> str:
+        return self.policy.controllers.describe()
+
+
+def _policy_scope(policies: PolicySet, index: int) -> _PolicyScope:
     policy = policies.policies[index]
-    who = policy.controllers.describe()
-    name = policy.name
     common = _exemption_conditions(policies)
     controllers = _subjects(policy.controllers)
     if controllers != "false":
@@ -396,13 +420,12 @@ def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec
         list(own) if own is not None and not any(_GLOB_CHARS.search(n) for n in own) else None
     )
     selectors: dict[str, Any] = {
-        "suspend_policy": name,
+        "suspend_policy": policy.name,
         "namespace_selector": _namespace_selector(exact_exempt, exact_own),
         "object_selector": dict(policy.label_selector)
         if policy.label_selector is not None
         else None,
     }
-    created = _with_labels("object", "labels", _first_match(policies, index, "labels"))
     first_old = _first_match(policies, index, "old")
     applies = _with_labels(
         "oldObject",
@@ -414,201 +437,264 @@ def _sus_specs(policies: PolicySet, index: int, enabled: set[str]) -> list[_Spec
             f"{_first_match(policies, index, 'new')}))",
         ),
     )
-    on_update = (*common, ("policy-applies", applies))
-    specs = []
-    if "SUS-001" in enabled:
-        detail = (
-            f"jobs matched by policy '{name}' must be created suspended (spec.suspend: true); "
-            f"only {who} may create them running"
-        )
-        specs.append(
-            _Spec(
-                "SUS-001",
-                object_name("sus-001", name),
-                "jobs",
-                ("CREATE",),
-                {
-                    "expression": f"{_SUSPEND} == true",
-                    "message": _message("SUS-001", "spec.suspend", detail),
-                },
-                (*common, ("policy-applies", created)),
-                **selectors,
-            )
-        )
-    built_in_controllers = _subjects(
-        Subjects(
-            policies.exemptions.built_in.users, (), policies.exemptions.built_in.service_accounts
-        )
+    return _PolicyScope(
+        policies, index, tuple(common), selectors, (*common, ("policy-applies", applies))
     )
-    if "SUS-008" in enabled and policy.force_suspend_on_create and built_in_controllers != "false":
-        # The requesters SUS-001 leaves alone as built-in controllers: no mutating webhook
-        # suspends their CREATEs here, so a CronJob's matched Jobs must be suspended in its
-        # jobTemplate.
-        detail = (
-            f"jobs matched by policy '{name}' are created suspended by jobguard's mutating "
-            "webhook, which did not suspend this one (unavailable or refused); "
-        )
-        only = f" acts for others and cannot start it without the queue: only {who} may create it running"
-        prefix = _message("SUS-008", "spec.suspend", detail)
-        conditions = _exemption_conditions(policies, controllers=False)
-        if controllers != "false":
-            conditions.append(("not-a-controller", _not(controllers)))
-        specs.append(
-            _Spec(
-                "SUS-008",
-                object_name("sus-008", name),
-                "jobs",
-                ("CREATE",),
-                {
-                    "expression": f"{_SUSPEND} == true",
-                    "messageExpression": f"{cel_string(prefix)} + request.userInfo.username + "
-                    f"{cel_string(only)}",
-                },
-                (
-                    *conditions,
-                    ("a-built-in-controller", built_in_controllers),
-                    ("policy-applies", created),
-                ),
-                **selectors,
-            )
-        )
-    # The updates a policy's controllers alone may make: the change forbidden, where, and why.
-    for rule, wanted, changed, path, detail in (
-        ("SUS-002", True, _RESUMED, "spec.suspend", f"only {who} may resume jobs"),
+
+
+def _created(scope: _PolicyScope) -> str:
+    """A CREATE the policy judges: it is the first whose match fits the new Job."""
+    return _with_labels("object", "labels", _first_match(scope.policies, scope.index, "labels"))
+
+
+def _sus_001(scope: _PolicyScope) -> _Spec | None:
+    detail = (
+        f"jobs matched by policy '{scope.name}' must be created suspended (spec.suspend: true); "
+        f"only {scope.who} may create them running"
+    )
+    return _Spec(
+        "SUS-001",
+        object_name("sus-001", scope.name),
+        "jobs",
+        ("CREATE",),
+        {
+            "expression": f"{_SUSPEND} == true",
+            "message": _message("SUS-001", "spec.suspend", detail),
+        },
+        (*scope.common, ("policy-applies", _created(scope))),
+        **scope.selectors,
+    )
+
+
+def _built_in_controllers(policies: PolicySet) -> str:
+    """The requester is a built-in controller (users and service accounts, not groups)."""
+    built_in = policies.exemptions.built_in
+    return _subjects(Subjects(built_in.users, (), built_in.service_accounts))
+
+
+def _sus_008(scope: _PolicyScope) -> _Spec | None:
+    built_in_controllers = _built_in_controllers(scope.policies)
+    if not scope.policy.force_suspend_on_create or built_in_controllers == "false":
+        return None
+    # The requesters SUS-001 leaves alone as built-in controllers: no mutating webhook suspends
+    # their CREATEs here, so a CronJob's matched Jobs must be suspended in its jobTemplate.
+    detail = (
+        f"jobs matched by policy '{scope.name}' are created suspended by jobguard's mutating "
+        "webhook, which did not suspend this one (unavailable or refused); "
+    )
+    only = (
+        f" acts for others and cannot start it without the queue: only {scope.who} may create "
+        "it running"
+    )
+    prefix = _message("SUS-008", "spec.suspend", detail)
+    conditions = _exemption_conditions(scope.policies, controllers=False)
+    controllers = _subjects(scope.policy.controllers)
+    if controllers != "false":
+        conditions.append(("not-a-controller", _not(controllers)))
+    return _Spec(
+        "SUS-008",
+        object_name("sus-008", scope.name),
+        "jobs",
+        ("CREATE",),
+        {
+            "expression": f"{_SUSPEND} == true",
+            "messageExpression": f"{cel_string(prefix)} + request.userInfo.username + "
+            f"{cel_string(only)}",
+        },
         (
-            "SUS-003",
-            not policy.users_may_suspend,
-            _SUSPENDED,
-            "spec.suspend",
-            f"only {who} may suspend jobs",
+            *conditions,
+            ("a-built-in-controller", built_in_controllers),
+            ("policy-applies", _created(scope)),
+        ),
+        **scope.selectors,
+    )
+
+
+def _controllers_only(
+    scope: _PolicyScope, rule: str, changed: str, path: str, detail: str
+) -> _Spec:
+    """An update only the policy's controllers may make: the change forbidden, where, and why."""
+    message = _message(rule, path, f"{detail} matched by policy '{scope.name}'")
+    return _Spec(
+        rule,
+        object_name(rule.lower(), scope.name),
+        "jobs",
+        ("UPDATE",),
+        {"expression": f"!{changed}", "message": message},
+        scope.on_update,
+        **scope.selectors,
+    )
+
+
+def _sus_002(scope: _PolicyScope) -> _Spec | None:
+    return _controllers_only(
+        scope, "SUS-002", _RESUMED, "spec.suspend", f"only {scope.who} may resume jobs"
+    )
+
+
+def _sus_003(scope: _PolicyScope) -> _Spec | None:
+    if scope.policy.users_may_suspend:
+        return None
+    return _controllers_only(
+        scope, "SUS-003", _SUSPENDED, "spec.suspend", f"only {scope.who} may suspend jobs"
+    )
+
+
+def _sus_004(scope: _PolicyScope) -> _Spec | None:
+    return _controllers_only(
+        scope,
+        "SUS-004",
+        _scheduling_changed(),
+        "spec.template",
+        f"only {scope.who} may change scheduling directives of jobs",
+    )
+
+
+def _sus_005(scope: _PolicyScope) -> _Spec | None:
+    name, policies, index = scope.name, scope.policies, scope.index
+    keys = scope.policy.selected_keys()
+    detail = (
+        f"a job matched by policy '{name}' cannot be relabelled out of it "
+        f"({', '.join(keys) or 'its labels'}); only {scope.who} may do that"
+    )
+    same_keys = [
+        f"(({cel_string(k)} in variables.oldLabels) == ({cel_string(k)} in variables.newLabels)"
+        f" && (!({cel_string(k)} in variables.oldLabels) || "
+        f"variables.oldLabels[{cel_string(k)}] == variables.newLabels[{cel_string(k)}]))"
+        for k in keys
+    ]
+    stays = _with_labels("object", "new", _first_match(policies, index, "new"))
+    first_old = _first_match(policies, index, "old")
+    return _Spec(
+        "SUS-005",
+        object_name("sus-005", name),
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"{_finished('oldObject')} || "
+            f"(variables.staysInPolicy && {_all_of(same_keys)})",
+            "message": _message("SUS-005", "metadata.labels", detail),
+        },
+        (
+            *scope.common,
+            ("matched-before", _with_labels("oldObject", "old", first_old)),
         ),
         (
-            "SUS-004",
-            True,
-            _scheduling_changed(),
-            "spec.template",
-            f"only {who} may change scheduling directives of jobs",
+            ("oldLabels", job_labels("oldObject")),
+            ("newLabels", job_labels("object")),
+            ("staysInPolicy", stays),
         ),
-    ):
-        if rule in enabled and wanted:
-            message = _message(rule, path, f"{detail} matched by policy '{name}'")
-            specs.append(
-                _Spec(
-                    rule,
-                    object_name(rule.lower(), name),
-                    "jobs",
-                    ("UPDATE",),
-                    {"expression": f"!{changed}", "message": message},
-                    on_update,
-                    **selectors,
-                )
-            )
-    if "SUS-005" in enabled:
-        keys = policy.selected_keys()
-        detail = (
-            f"a job matched by policy '{name}' cannot be relabelled out of it "
-            f"({', '.join(keys) or 'its labels'}); only {who} may do that"
-        )
-        same_keys = [
-            f"(({cel_string(k)} in variables.oldLabels) == ({cel_string(k)} in variables.newLabels)"
-            f" && (!({cel_string(k)} in variables.oldLabels) || "
-            f"variables.oldLabels[{cel_string(k)}] == variables.newLabels[{cel_string(k)}]))"
-            for k in keys
-        ]
-        stays = _with_labels("object", "new", _first_match(policies, index, "new"))
-        specs.append(
-            _Spec(
-                "SUS-005",
-                object_name("sus-005", name),
-                "jobs",
-                ("UPDATE",),
-                {
-                    "expression": f"{_finished('oldObject')} || "
-                    f"(variables.staysInPolicy && {_all_of(same_keys)})",
-                    "message": _message("SUS-005", "metadata.labels", detail),
-                },
-                (
-                    *common,
-                    ("matched-before", _with_labels("oldObject", "old", first_old)),
-                ),
-                (
-                    ("oldLabels", job_labels("oldObject")),
-                    ("newLabels", job_labels("object")),
-                    ("staysInPolicy", stays),
-                ),
-                **selectors,
-            )
-        )
-    if "SUS-006" in enabled:
-        par = ("object.spec.?parallelism.orValue(0)", "oldObject.spec.?parallelism.orValue(0)")
-        com = ("object.spec.?completions.orValue(0)", "oldObject.spec.?completions.orValue(0)")
-        indexed = "object.spec.?completionMode.orValue('NonIndexed') == 'Indexed'"
-        field = "(variables.raisedParallelism ? 'parallelism' : 'completions')"
-        before = f"(variables.raisedParallelism ? {par[1]} : {com[1]})"
-        after = f"(variables.raisedParallelism ? {par[0]} : {com[0]})"
-        message = (
-            f"'SUS-006: spec.' + {field} + ': Forbidden: only ' + {cel_string(who)} + "
-            f"' may raise ' + {field} + ' (' + string({before}) + ' -> ' + string({after}) + "
-            f"') of running jobs matched by policy ' + {cel_string(repr(name))}"
-        )
-        specs.append(
-            _Spec(
-                "SUS-006",
-                object_name("sus-006", name),
-                "jobs",
-                ("UPDATE",),
-                {
-                    # A suspended Job is re-admitted by the queue before it runs again.
-                    "expression": f"{_finished('oldObject')} || {_SUSPEND} || "
-                    f"!(variables.raisedParallelism || ({indexed} && {com[0]} > {com[1]}))",
-                    "messageExpression": message,
-                },
-                on_update,
-                (("raisedParallelism", f"{par[0]} > {par[1]}"),),
-                **selectors,
-            )
-        )
-    return specs
+        **scope.selectors,
+    )
+
+
+def _sus_006(scope: _PolicyScope) -> _Spec | None:
+    par = ("object.spec.?parallelism.orValue(0)", "oldObject.spec.?parallelism.orValue(0)")
+    com = ("object.spec.?completions.orValue(0)", "oldObject.spec.?completions.orValue(0)")
+    indexed = "object.spec.?completionMode.orValue('NonIndexed') == 'Indexed'"
+    field = "(variables.raisedParallelism ? 'parallelism' : 'completions')"
+    before = f"(variables.raisedParallelism ? {par[1]} : {com[1]})"
+    after = f"(variables.raisedParallelism ? {par[0]} : {com[0]})"
+    message = (
+        f"'SUS-006: spec.' + {field} + ': Forbidden: only ' + {cel_string(scope.who)} + "
+        f"' may raise ' + {field} + ' (' + string({before}) + ' -> ' + string({after}) + "
+        f"') of running jobs matched by policy ' + {cel_string(repr(scope.name))}"
+    )
+    return _Spec(
+        "SUS-006",
+        object_name("sus-006", scope.name),
+        "jobs",
+        ("UPDATE",),
+        {
+            # A suspended Job is re-admitted by the queue before it runs again.
+            "expression": f"{_finished('oldObject')} || {_SUSPEND} || "
+            f"!(variables.raisedParallelism || ({indexed} && {com[0]} > {com[1]}))",
+            "messageExpression": message,
+        },
+        scope.on_update,
+        (("raisedParallelism", f"{par[0]} > {par[1]}"),),
+        **scope.selectors,
+    )
+
+
+SUS_BUILDERS: Mapping[str, Callable[[_PolicyScope], _Spec | None]] = {
+    "SUS-001": _sus_001,
+    "SUS-008": _sus_008,
+    "SUS-002": _sus_002,
+    "SUS-003": _sus_003,
+    "SUS-004": _sus_004,
+    "SUS-005": _sus_005,
+    "SUS-006": _sus_006,
+}
+"""The CEL of each exported SUS rule (`RuleInfo.vap`), built once per suspend policy, in the
+order the export writes them; None where the policy needs none."""
+
+
+def _no_user_suspension(policies: PolicySet) -> str:
+    return "every suspend policy lets users suspend (usersMaySuspend: true)"
+
+
+def _no_forced_suspension(policies: PolicySet) -> str:
+    if not any(p.force_suspend_on_create for p in policies.policies):
+        return "no suspend policy sets forceSuspendOnCreate"
+    return (
+        "the built-in controllers are not exempt (exemptions.builtIn: false): SUS-001 "
+        "judges their CREATEs"
+    )
+
+
+NOT_BUILT: Mapping[str, Callable[[PolicySet], str]] = {
+    "SUS-003": _no_user_suspension,
+    "SUS-008": _no_forced_suspension,
+}
+"""Why an enabled SUS rule whose builder can decline built nothing for the suspend policies."""
 
 
 # --- suspend semantics (NE) ---------------------------------------------------------------------
 
 
-def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[str, str]]:
-    """The NE policies, and the reason for each enabled NE rule left out."""
-    specs: list[_Spec] = []
-    skipped: dict[str, str] = {}
-    suspended_true = "{root}.status.?conditions.orValue([]).exists(c, c.type == 'Suspended' && c.status == 'True')"
-    new_suspended_true = suspended_true.format(root="object")
-    old_suspended_true = suspended_true.format(root="oldObject")
-    resuming = (
-        f"({old_suspended_true} && {_conditions('object')}"
-        ".exists(c, c.type == 'Suspended' && c.status == 'False'))"
+@dataclass(frozen=True, slots=True)
+class _NeScope:
+    """What every NE policy shares: exempt requesters and namespaces are judged by no policy
+    rule (NE and SUS alike)."""
+
+    settings: Settings
+    match_conditions: tuple[tuple[str, str], ...]
+    namespace_selector: dict[str, Any] | None
+
+    def spec(
+        self, rule: str, resource: str, operations: tuple[str, ...], validation: dict[str, str]
+    ) -> _Spec:
+        return _Spec(
+            rule,
+            object_name(rule.lower()),
+            resource,
+            operations,
+            validation,
+            self.match_conditions,
+            namespace_selector=self.namespace_selector,
+        )
+
+
+def _ne_scope(settings: Settings) -> _NeScope:
+    exemptions = settings.policies.exemptions
+    exact_exempt = [n for n in exemptions.namespaces if not _GLOB_CHARS.search(n)]
+    return _NeScope(
+        settings,
+        tuple(_exemption_conditions(settings.policies)),
+        _namespace_selector(exact_exempt, None),
     )
 
-    # Exempt requesters and namespaces are judged by no policy rule (NE and SUS alike).
-    exemptions = settings.policies.exemptions
-    not_exempt = tuple(_exemption_conditions(settings.policies))
-    exact_exempt = [n for n in exemptions.namespaces if not _GLOB_CHARS.search(n)]
-    namespace_selector = _namespace_selector(exact_exempt, None)
 
-    def add(
-        rule: str, resource: str, operations: tuple[str, ...], validation: dict[str, str]
-    ) -> None:
-        if rule in enabled:
-            specs.append(
-                _Spec(
-                    rule,
-                    object_name(rule.lower()),
-                    resource,
-                    operations,
-                    validation,
-                    not_exempt,
-                    namespace_selector=namespace_selector,
-                )
-            )
+_SUSPENDED_TRUE = (
+    "{root}.status.?conditions.orValue([]).exists(c, c.type == 'Suspended' && c.status == 'True')"
+)
+_NEW_SUSPENDED_TRUE = _SUSPENDED_TRUE.format(root="object")
+_OLD_SUSPENDED_TRUE = _SUSPENDED_TRUE.format(root="oldObject")
 
-    add(
+
+def _ne_001(scope: _NeScope) -> _Spec | str:
+    return scope.spec(
         "NE-001",
         "jobs",
         ("UPDATE",),
@@ -617,7 +703,10 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             "message": _message("NE-001", "spec.suspend", "a finished Job cannot be suspended"),
         },
     )
-    add(
+
+
+def _ne_002(scope: _NeScope) -> _Spec | str:
+    return scope.spec(
         "NE-002",
         "jobs/status",
         ("UPDATE",),
@@ -631,12 +720,15 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             ),
         },
     )
-    add(
+
+
+def _ne_003(scope: _NeScope) -> _Spec | str:
+    return scope.spec(
         "NE-003",
         "jobs/status",
         ("UPDATE",),
         {
-            "expression": f"!({new_suspended_true} && !{old_suspended_true} && "
+            "expression": f"!({_NEW_SUSPENDED_TRUE} && !{_OLD_SUSPENDED_TRUE} && "
             "object.status.?active.orValue(0) > 0)",
             "message": _message(
                 "NE-003",
@@ -645,7 +737,14 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             ),
         },
     )
-    add(
+
+
+def _ne_004(scope: _NeScope) -> _Spec | str:
+    resuming = (
+        f"({_OLD_SUSPENDED_TRUE} && {_conditions('object')}"
+        ".exists(c, c.type == 'Suspended' && c.status == 'False'))"
+    )
+    return scope.spec(
         "NE-004",
         "jobs/status",
         ("UPDATE",),
@@ -659,7 +758,10 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             ),
         },
     )
-    add(
+
+
+def _ne_005(scope: _NeScope) -> _Spec | str:
+    return scope.spec(
         "NE-005",
         "jobs",
         ("UPDATE",),
@@ -672,7 +774,10 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             ),
         },
     )
-    add(
+
+
+def _ne_006(scope: _NeScope) -> _Spec | str:
+    return scope.spec(
         "NE-006",
         "jobs",
         ("UPDATE",),
@@ -685,7 +790,10 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             + cel_string(" active pods; they do not count towards completions"),
         },
     )
-    params = settings.params.get("NE-007", {})
+
+
+def _ne_007(scope: _NeScope) -> _Spec | str:
+    params = scope.settings.params.get("NE-007", {})
     users = [str(u) for u in params.get("users") or []]
     groups = [str(g) for g in params.get("groups") or []]
     listed = _any_of(
@@ -700,7 +808,7 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             if t != "false"
         ]
     )
-    add(
+    return scope.spec(
         "NE-007",
         "jobs",
         ("UPDATE",),
@@ -711,43 +819,65 @@ def _ne_specs(settings: Settings, enabled: set[str]) -> tuple[list[_Spec], dict[
             'request.userInfo.username + "\' may not change spec.suspend"',
         },
     )
-    newly_complete = f"({_condition_true('object', ['Complete'])} && !{_condition_true('oldObject', ['Complete'])})"
+
+
+def _ne_008(scope: _NeScope) -> _Spec | str:
+    newly_complete = (
+        f"({_condition_true('object', ['Complete'])} && "
+        f"!{_condition_true('oldObject', ['Complete'])})"
+    )
     newly_failed = (
         f"({_condition_true('object', ['Failed'])} && !{_condition_true('oldObject', ['Failed'])})"
     )
-    add(
+    return scope.spec(
         "NE-008",
         "jobs/status",
         ("UPDATE",),
         {
-            "expression": f"!(({newly_complete} || {newly_failed}) && {new_suspended_true})",
+            "expression": f"!(({newly_complete} || {newly_failed}) && {_NEW_SUSPENDED_TRUE})",
             "messageExpression": "'NE-008: status.conditions: Forbidden: cannot add the ' + "
             f"({newly_complete} ? 'Complete' : 'Failed') + '=True condition while Suspended=True'",
         },
     )
-    if settings.semantics.mutable_scheduling_directives_for_suspended_jobs:
-        if "NE-009" in enabled:
-            skipped["NE-009"] = (
-                f"never fires on Kubernetes {settings.semantics.version}: scheduling directives "
-                "of a suspended Job that ran are mutable there (KEP-5440)"
-            )
-    else:
-        add(
-            "NE-009",
-            "jobs",
-            ("UPDATE",),
-            {
-                "expression": f"!({_OLD_SUSPEND} && has(oldObject.status.startTime) && "
-                f"{_scheduling_changed()})",
-                "message": _message(
-                    "NE-009",
-                    "spec.template",
-                    "scheduling directives of a Job that has already run become mutable only "
-                    "from Kubernetes 1.36 (KEP-5440)",
-                ),
-            },
+
+
+def _ne_009(scope: _NeScope) -> _Spec | str:
+    semantics = scope.settings.semantics
+    if semantics.mutable_scheduling_directives_for_suspended_jobs:
+        return (
+            f"never fires on Kubernetes {semantics.version}: scheduling directives "
+            "of a suspended Job that ran are mutable there (KEP-5440)"
         )
-    return specs, skipped
+    return scope.spec(
+        "NE-009",
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"!({_OLD_SUSPEND} && has(oldObject.status.startTime) && "
+            f"{_scheduling_changed()})",
+            "message": _message(
+                "NE-009",
+                "spec.template",
+                "scheduling directives of a Job that has already run become mutable only "
+                "from Kubernetes 1.36 (KEP-5440)",
+            ),
+        },
+    )
+
+
+NE_BUILDERS: Mapping[str, Callable[[_NeScope], _Spec | str]] = {
+    "NE-001": _ne_001,
+    "NE-002": _ne_002,
+    "NE-003": _ne_003,
+    "NE-004": _ne_004,
+    "NE-005": _ne_005,
+    "NE-006": _ne_006,
+    "NE-007": _ne_007,
+    "NE-008": _ne_008,
+    "NE-009": _ne_009,
+}
+"""The CEL of each exported NE rule (`RuleInfo.vap`), or why the configuration's Kubernetes
+version needs none."""
 
 
 # --- the export ---------------------------------------------------------------------------------
@@ -761,9 +891,20 @@ def export_vap(settings: Settings) -> VapExport:
     policies = settings.policies
     built: list[_Spec] = []
     for index in range(len(policies.policies)):
-        built += _sus_specs(policies, index, enabled)
-    ne_specs, ne_skipped = _ne_specs(settings, enabled)
-    built += ne_specs
+        scope = _policy_scope(policies, index)
+        for rule_id, build in SUS_BUILDERS.items():
+            spec = build(scope) if rule_id in enabled else None
+            if spec is not None:
+                built.append(spec)
+    ne_scope = _ne_scope(settings)
+    ne_skipped: dict[str, str] = {}
+    for rule_id, build_ne in NE_BUILDERS.items():
+        if rule_id in enabled:
+            result = build_ne(ne_scope)
+            if isinstance(result, str):
+                ne_skipped[rule_id] = result
+            else:
+                built.append(result)
     names_by_rule: dict[str, list[str]] = {}
     for spec in built:
         export.objects += _objects(spec, settings.rule(spec.rule).enforcement)
@@ -775,9 +916,7 @@ def export_vap(settings: Settings) -> VapExport:
             reason = f"{settings.rule(rule.id).enforcement.value} -> {action}"
             export.entries.append(ExportEntry(rule.id, True, reason, tuple(names)))
         else:
-            export.entries.append(
-                ExportEntry(rule.id, False, _why_not(rule.id, settings, ne_skipped))
-            )
+            export.entries.append(ExportEntry(rule.id, False, _why_not(rule, settings, ne_skipped)))
     for policy in policies.policies:
         if policy.force_suspend_on_create:
             export.entries.append(
@@ -793,30 +932,20 @@ def export_vap(settings: Settings) -> VapExport:
     return export
 
 
-def _why_not(rule_id: str, settings: Settings, ne_skipped: dict[str, str]) -> str:
-    info = settings.rule(rule_id).info
-    if rule_id == "DEC-001":
-        return "the API server decodes objects itself"
-    if info.upstream:
-        return "enforced by the API server itself"
-    if not settings.enabled(rule_id):
+def _why_not(rule: RuleInfo, settings: Settings, ne_skipped: dict[str, str]) -> str:
+    """Why a rule was not exported: the catalogue's reason for a rule never exported (upstream
+    rules first: the API server enforces them whatever the configuration), else what in the
+    configuration left it out."""
+    if rule.upstream:
+        return rule.vap.reason
+    if not settings.enabled(rule.id):
         return "disabled in the configuration"
-    if rule_id in ne_skipped:
-        return ne_skipped[rule_id]
-    if rule_id.startswith("SUS-") and not settings.policies.policies:
+    if rule.id in ne_skipped:
+        return ne_skipped[rule.id]
+    if rule.needs_suspend_policies and not settings.policies.policies:
         return "no suspend policies are configured"
-    if rule_id == "SUS-007":
-        return (
-            "informational note on CronJobs whose Jobs a policy holds; only the webhook adds it "
-            "(a Warn policy could carry it, not exported yet)"
-        )
-    if rule_id == "SUS-008":
-        if not any(p.force_suspend_on_create for p in settings.policies.policies):
-            return "no suspend policy sets forceSuspendOnCreate"
-        return (
-            "the built-in controllers are not exempt (exemptions.builtIn: false): SUS-001 "
-            "judges their CREATEs"
-        )
-    if rule_id == "SUS-003":
-        return "every suspend policy lets users suspend (usersMaySuspend: true)"
-    return "not expressible in CEL"
+    if not rule.vap.exported:
+        return rule.vap.reason
+    not_built = NOT_BUILT.get(rule.id)
+    assert not_built is not None, f"{rule.id}: exported, enabled, and built nothing"
+    return not_built(settings.policies)
