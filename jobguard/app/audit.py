@@ -27,11 +27,10 @@ from jobguard.app.cluster import (
     Cluster,
     ClusterError,
 )
+from jobguard.app.exits import ExitCode
 from jobguard.validators import Enforcement, Settings, Violation, judge_at_rest
 
 log = logging.getLogger("jobguard.audit")
-
-EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNAUDITED = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +92,7 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_VIOLATIONS if self.count(Enforcement.DENY) else EXIT_CLEAN
+        return ExitCode.FINDINGS if self.count(Enforcement.DENY) else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)
