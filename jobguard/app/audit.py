@@ -203,7 +203,6 @@ class BackgroundAudit:
         self.interval = interval
         self.options = options or AuditOptions()
         self.write = write
-        self.last_report: AuditReport | None = None
 
     def run_once(self) -> AuditReport | None:
         """One audit; failures are logged and counted, never raised."""
@@ -227,7 +226,6 @@ class BackgroundAudit:
             log.error("background audit failed: %s", exc)
             return None
         self.metrics.record(report, time.time())
-        self.last_report = report
         log.info(
             "background audit: %d objects, %d violations",
             len(report.results),
