@@ -45,13 +45,27 @@ def test_wrongly_typed_pod_failure_policy_is_a_400_naming_the_field() -> None:
     )
 
 
-@pytest.mark.parametrize("cpu", ["99e999999", "1e1000000", "1e", "1" * 5000 + "k"])
+HUGE_OR_BAD = ["99e999999", "1e1000000", "-1e1000000", "1e1234567", "1e", "1" * 5000 + "k"]
+
+
+@pytest.mark.parametrize("cpu", [c for c in HUGE_OR_BAD if not c.startswith("-")])
 def test_unusable_quantities_do_not_crash_comparisons(cpu: str) -> None:
     old = job(suspend=True)
     new = copy.deepcopy(old)
     new["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
     response = judged(review(new, old, "UPDATE"))
     assert response["status"]["details"]["causes"][0]["field"] == "spec.template"
+
+
+@pytest.mark.parametrize("cpu", HUGE_OR_BAD)
+def test_huge_quantities_are_judged_by_the_pod_rules(cpu: str) -> None:
+    # ParseQuantity reads 1e1234567 as a number; only "1e" (ErrSuffix) does not parse, and a
+    # negative one is POD-008's (the minus sign overflowed Decimal's default context once).
+    obj = job()
+    obj["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+    fields = {v.error.path for v in create(obj).violations}
+    resource = "spec.template.spec.containers[0].resources.requests[cpu]"
+    assert fields == ({resource} if cpu in ("1e", "-1e1000000") else set())
 
 
 @pytest.mark.parametrize("value", ["2026-01-01T11:00:00", 1767261600, "yesterday"])

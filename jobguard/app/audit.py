@@ -27,11 +27,10 @@ from jobguard.app.cluster import (
     Cluster,
     ClusterError,
 )
+from jobguard.app.exits import ExitCode
 from jobguard.validators import Enforcement, Settings, Violation, judge_at_rest
 
 log = logging.getLogger("jobguard.audit")
-
-EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_UNAUDITED = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +92,7 @@ class AuditReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_VIOLATIONS if self.count(Enforcement.DENY) else EXIT_CLEAN
+        return ExitCode.FINDINGS if self.count(Enforcement.DENY) else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +203,6 @@ class BackgroundAudit:
         self.interval = interval
         self.options = options or AuditOptions()
         self.write = write
-        self.last_report: AuditReport | None = None
 
     def run_once(self) -> AuditReport | None:
         """One audit; failures are logged and counted, never raised."""
@@ -228,7 +226,6 @@ class BackgroundAudit:
             log.error("background audit failed: %s", exc)
             return None
         self.metrics.record(report, time.time())
-        self.last_report = report
         log.info(
             "background audit: %d objects, %d violations",
             len(report.results),

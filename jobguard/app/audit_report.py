@@ -23,7 +23,6 @@ CLEAN_RULE = "at-rest"
 """The rule of the one `pass` result a clean object gets (no rule ID fired for it)."""
 RESULT = {Enforcement.DENY: "fail", Enforcement.WARN: "warn", Enforcement.DRYRUN: "warn"}
 SEVERITY = {Enforcement.DENY: "high", Enforcement.WARN: "medium", Enforcement.DRYRUN: "low"}
-SCOPES = ("namespace", "object")
 
 
 def _line(result: ObjectResult, violation: Violation) -> str:

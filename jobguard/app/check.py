@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobguard.app.exits import ExitCode
 from jobguard.app.manifests import (
     STDIN,
     Inputs,
@@ -217,8 +218,8 @@ class CheckReport:
     def exit_code(self) -> int:
         """2 for any input error, else 1 for a deny-level violation, else 0."""
         if self.problems:
-            return 2
-        return 1 if self.count(Enforcement.DENY.value) else 0
+            return ExitCode.UNUSABLE
+        return ExitCode.FINDINGS if self.count(Enforcement.DENY.value) else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)

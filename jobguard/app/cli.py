@@ -24,11 +24,10 @@ from jobguard.app.config import (
     load_config,
     log_fields,
 )
+from jobguard.app.exits import ExitCode
 from jobguard.validators import DEFAULT_VERSION, Settings
 
 log = logging.getLogger("jobguard")
-
-EXIT_ALLOWED, EXIT_DENIED, EXIT_UNUSABLE = 0, 1, 2
 
 
 def _load(path: str | None) -> FileConfig:
@@ -36,7 +35,7 @@ def _load(path: str | None) -> FileConfig:
         return load_config(path)
     except ConfigError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
-        raise SystemExit(EXIT_UNUSABLE) from None
+        raise SystemExit(ExitCode.UNUSABLE) from None
 
 
 def _offline_settings(path: str | None) -> Settings:
@@ -59,11 +58,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.header_timeout <= 0 or args.max_connections < 1:
         print("jobguard: --header-timeout and --max-connections must be positive", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     for option, package in (("http", "httptools"), ("loop", "uvloop")):
         if getattr(args, option) == package and importlib.util.find_spec(package) is None:
             print(f"jobguard: --{option} {package} needs the {package} package", file=sys.stderr)
-            return EXIT_UNUSABLE
+            return ExitCode.UNUSABLE
     configure_logging(args.log_level)
     config = _load(args.config)
     cluster = serve_cluster(args, config)
@@ -82,7 +81,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
         print("jobguard: --tls-cert-file and --tls-private-key-file go together", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     tls = bool(args.tls_cert_file)
     if not tls:
         log.warning("serving plain HTTP: the API server calls webhooks only over TLS")
@@ -108,10 +107,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
         except (CertificateError, OSError, ssl.SSLError) as exc:
             print(f"jobguard: {exc}", file=sys.stderr)
-            return EXIT_UNUSABLE
+            return ExitCode.UNUSABLE
     elif args.client_ca_file:
         print("jobguard: --client-ca-file needs TLS (--tls-cert-file)", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     app = create_app(
         config,
         args.config,
@@ -132,7 +131,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         loop=args.loop,
     )
     serve(app, serve_options, tls_manager.context if tls_manager is not None else None)
-    return 0
+    return ExitCode.OK
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -143,21 +142,21 @@ def cmd_review(args: argparse.Namespace) -> int:
         # Nothing piped in: say how to use it rather than wait for a review typed by hand.
         args.parser.print_usage(sys.stderr)
         print("jobguard review: give an AdmissionReview file, or - to read stdin", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     args.file = args.file or "-"
     settings = _offline_settings(args.config)
     try:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         print(f"jobguard: {args.file}: cannot read: {exc.strerror}", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     # The server's own handlers: the review is judged exactly as the webhook would judge it.
     outcome = (handle_mutate if args.mutate else handle_validate)(body, settings)
     if outcome.review is None:
         print(f"jobguard: {args.file}: {outcome.error}", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     sys.stdout.buffer.write(orjson.dumps(outcome.review, option=orjson.OPT_INDENT_2) + b"\n")
-    return EXIT_ALLOWED if outcome.review["response"]["allowed"] else EXIT_DENIED
+    return ExitCode.OK if outcome.review["response"]["allowed"] else ExitCode.FINDINGS
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -169,12 +168,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     settings = _offline_settings(args.config)
     if args.jobs < 1:
         print("jobguard: --jobs must be at least 1", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     try:
         old = index_old(expand_paths(args.old or []))
     except ManifestError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     # A batch run: what is loaded by now lives to the end, so the cyclic collector need not
     # scan it again and again (about 3% of a large run). Its automatic passes stay off to the
     # end: `check_file` collects each file's cycles, and building the output would otherwise
@@ -205,7 +204,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from jobguard.app.rules_doc import render_markdown, render_text
 
     sys.stdout.write(render_markdown() if args.markdown else render_text())
-    return 0
+    return ExitCode.OK
 
 
 def cmd_config_validate(args: argparse.Namespace) -> int:
@@ -218,7 +217,7 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
             invalid += 1
             continue
         print(f"{path}: valid ({digest(settings)})")
-    return EXIT_UNUSABLE if invalid else 0
+    return ExitCode.UNUSABLE if invalid else ExitCode.OK
 
 
 def cmd_config_show(args: argparse.Namespace) -> int:
@@ -229,11 +228,11 @@ def cmd_config_show(args: argparse.Namespace) -> int:
     effective = effective_config(settings)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(effective, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return 0
+        return ExitCode.OK
     print(f"# jobguard {__version__}: the effective configuration of {source}")
     print(f"# digest {digest(settings)} (logged by serve at start and on every reload)")
     sys.stdout.write(yaml.safe_dump(effective, sort_keys=False, width=100, default_flow_style=None))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_certs_generate(args: argparse.Namespace) -> int:
@@ -245,9 +244,9 @@ def cmd_certs_generate(args: argparse.Namespace) -> int:
         )
     except FileExistsError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     print(paths.ca_bundle)
-    return 0
+    return ExitCode.OK
 
 
 def cmd_certs_inspect(args: argparse.Namespace) -> int:
@@ -257,7 +256,7 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
         info = inspect(Path(args.file))
     except (OSError, ValueError) as exc:
         print(f"jobguard: {args.file}: not a readable PEM certificate: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     days = info.days_left()
     print(f"subject:   {info.subject}")
     print(f"issuer:    {info.issuer}")
@@ -266,11 +265,11 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
     print(f"days left: {days:.1f}")
     if days <= 0:
         print("jobguard: the certificate has expired", file=sys.stderr)
-        return 1
+        return ExitCode.FINDINGS
     if days < args.warn_days:
         print(f"jobguard: the certificate expires within {args.warn_days} days", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.FINDINGS
+    return ExitCode.OK
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -13,9 +13,9 @@ import orjson
 import yaml
 
 from jobguard.app.config import ConfigError, FileConfig, load_config
+from jobguard.app.exits import ExitCode
 from jobguard.validators import SUPPORTED_VERSIONS
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_UNUSABLE = 0, 1, 2
 OUTPUTS = ("text", "json", "junit", "sarif", "policyreport")
 
 
@@ -41,10 +41,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     config = _config(args.config)
     if config is None:
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     if args.page_size < 1:
         print("jobguard: --page-size must be at least 1", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     try:
         cluster = connect(args.kubeconfig, args.context)
         try:
@@ -63,7 +63,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             cluster.close()
     except ClusterError as exc:
         print(f"jobguard: could not audit: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     if args.output == "policyreport":
         sys.stdout.write(policyreport(report, args.report_scope))
     else:
@@ -105,7 +105,7 @@ def cmd_export_vap(args: argparse.Namespace) -> int:
 
     config = _config(args.config)
     if config is None:
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     version = args.kubernetes_version
     if config.version_is_auto and version is None:
         print(
@@ -113,7 +113,7 @@ def cmd_export_vap(args: argparse.Namespace) -> int:
             "give --kubernetes-version",
             file=sys.stderr,
         )
-        return EXIT_UNUSABLE
+        return ExitCode.UNUSABLE
     if version is not None:
         config = config.model_copy(update={"kubernetes_version": version})
     export = export_vap(config.to_settings())
@@ -137,7 +137,7 @@ def cmd_export_vap(args: argparse.Namespace) -> int:
         reasons.setdefault(entry.reason, []).append(entry.subject)
     for reason, subjects in reasons.items():
         print(f"not exported: {', '.join(subjects)}: {reason}", file=sys.stderr)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def add_export_parser(sub: Any, command: CommandFactory) -> None:
@@ -198,7 +198,7 @@ def serve_cluster(args: argparse.Namespace, config: FileConfig) -> tuple[str | N
                 cluster.close()
         except ClusterError as exc:
             print(f"jobguard: kubernetesVersion: auto: {exc}", file=sys.stderr)
-            return EXIT_UNUSABLE
+            return ExitCode.UNUSABLE
     background = None
     if args.audit_interval > 0:
         background = BackgroundAuditOptions(

@@ -53,14 +53,6 @@ class RequestPayload(TypedDict):
     options: NotRequired[dict[str, Any] | None]
 
 
-class ReviewRequest(TypedDict):
-    """The AdmissionReview the API server posts to a webhook."""
-
-    apiVersion: ReviewVersion
-    kind: Literal["AdmissionReview"]
-    request: RequestPayload
-
-
 class Cause(TypedDict):
     """`metav1.StatusCause`: one field error."""
 

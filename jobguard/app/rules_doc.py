@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from jobguard.app.exits import ExitCode
 from jobguard.validators.catalog import AREAS, RULES, Area, Reporting, RuleInfo
 
 README_BEGIN = "<!-- rules:begin -->"
@@ -188,10 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             updated = replace_readme_table(text, table)
         except (OSError, ReadmeMarkersError) as exc:
             print(f"rules_doc: {name}: {exc}", file=sys.stderr)
-            return 2
+            return ExitCode.UNUSABLE
         if updated != text:
             path.write_text(updated, encoding="utf-8")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

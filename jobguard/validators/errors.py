@@ -177,6 +177,11 @@ def non_negative(rule: str, path: str, value: int) -> FieldError:
     return FieldError(rule, path, ErrorType.INVALID, "must be greater than or equal to 0", value)
 
 
+def too_many(rule: str, path: str, count: int, limit: int) -> FieldError:
+    """upstream field.TooMany: a list of `count` items where at most `limit` are allowed."""
+    return FieldError(rule, path, ErrorType.TOO_MANY, f"must have at most {limit} items", count)
+
+
 def not_supported(rule: str, path: str, value: Any, supported: list[str]) -> FieldError:
     detail = "supported values: " + ", ".join(json.dumps(s) for s in supported)
     return FieldError(rule, path, ErrorType.NOT_SUPPORTED, detail, value)

@@ -1,9 +1,11 @@
 """A least-recently-used memo bounded by the bytes of its keys, not by its number of entries.
 
-Label keys, annotation keys and index strings come from clients: bounded by entries, a cache
-of 4,096 label checks retains 4 GiB when every key is 1 MiB. Here each entry is charged the
-size of its key, so distinct large keys evict old entries instead of growing the process, and
-a key larger than the whole budget is computed without being kept.
+Index strings (completedIndexes, failedIndexes: `intervals`) and Job specs (`pipeline`) come
+from clients: bounded by entries, a cache of 4,096 entries retains 4 GiB when every key is
+1 MiB. Here each entry is charged the size of its key, so distinct large keys evict old entries
+instead of growing the process, and a key larger than the whole budget is computed without
+being kept. (Label and annotation keys and values are checked by `lru_cache`s that take only
+strings short enough to be valid: `rules.metadata`.)
 """
 
 from __future__ import annotations

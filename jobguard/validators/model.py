@@ -96,7 +96,6 @@ StringMap = dict[str, str]
 
 INDEXED = "Indexed"
 NON_INDEXED = "NonIndexed"
-JOB_CONTROLLER = "kubernetes.io/job-controller"
 
 
 class _Model(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):

@@ -32,6 +32,19 @@ _RELAXED_ENV_MSG = (
 )
 
 
+def is_dns1123_label(value: str) -> bool:
+    """True when IsDNS1123Label finds no problem (uncached: the length is checked first)."""
+    return len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL.fullmatch(value) is not None
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """True when IsDNS1123Subdomain finds no problem (uncached: the length is checked first)."""
+    return (
+        len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH
+        and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
+    )
+
+
 def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
@@ -122,7 +135,8 @@ def relaxed_env_var_name_problems(value: str) -> tuple[str, ...]:
 
 
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME = re.compile(_QUALIFIED_NAME_FMT)
+QUALIFIED_NAME = re.compile(_QUALIFIED_NAME_FMT)
+"""A qualified name's name part, and a non-empty label value."""
 _QUALIFIED_NAME_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
     "alphanumeric character"
@@ -152,7 +166,7 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
         problems.append("name part must be non-empty")
     elif len(name) > 63:
         problems.append("name part " + max_len_error(63))
-    if _QUALIFIED_NAME.fullmatch(name) is None:
+    if QUALIFIED_NAME.fullmatch(name) is None:
         problems.append(
             "name part "
             + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")

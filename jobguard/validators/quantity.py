@@ -141,7 +141,11 @@ def parse_quantity(text: str) -> Quantity:
     positive, num, denom, suffix = _scan(text)
     base, exponent, fmt = _interpret(suffix)
     amount = Decimal(f"{num}.{denom}" if denom else num)
-    amount = amount.scaleb(exponent, _CONTEXT) if base == 10 else amount * 2**exponent
+    # Exact: the default context would round past 28 digits and overflow past 1e999999.
+    if base == 10:
+        amount = amount.scaleb(exponent, _CONTEXT)
+    else:
+        amount = _CONTEXT.multiply(amount, 2**exponent)
     if amount != 0 and amount.as_tuple().exponent < -9:  # type: ignore[operator]
         # Non-zero values round up to the smallest representable amount (1n).
         amount = amount.quantize(_NANO, decimal.ROUND_UP, _CONTEXT)
@@ -149,7 +153,7 @@ def parse_quantity(text: str) -> Quantity:
         amount = _MAX_ALLOWED
     if fmt is Format.BINARY_SI and 0 < amount < 1:
         fmt = Format.DECIMAL_SI
-    return Quantity(amount if positive else -amount, fmt)
+    return Quantity(amount if positive else amount.copy_negate(), fmt)
 
 
 def quantity_of(value: object) -> Quantity:

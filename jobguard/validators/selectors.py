@@ -7,8 +7,6 @@ from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, invalid, required
 
-OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
     """Whether a LabelSelector selects a label set.

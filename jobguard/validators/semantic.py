@@ -10,55 +10,25 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from jobguard.validators.errors import ABSENT, FieldChange
+from jobguard.validators.quantity import QuantityError, quantity_of
 
-# Quantity grammar (k8s.io/apimachinery resource.ParseQuantity): sign, number, suffix.
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([a-zA-Z]*|[eE][+-]?[0-9]+)")
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "": Decimal(1),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
-}
 # Maps whose values are resource quantities, and scalar keys that hold one.
 _QUANTITY_MAPS = frozenset({"requests", "limits", "overhead", "capacity", "allocatable"})
 _QUANTITY_KEYS = frozenset({"sizeLimit"})
 _TIMESTAMP_KEYS = frozenset({"creationTimestamp", "deletionTimestamp", "lastTransitionTime"})
 
 
-def parse_quantity(value: str | int | float) -> Decimal | None:
-    """Exact value of a resource quantity, or None when it does not parse."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    match = _QUANTITY.fullmatch(value)
-    if match is None:
-        return None
-    number, suffix = match.groups()
+def quantity_value(value: object) -> Decimal | None:
+    """The exact value of a resource quantity as the API server reads it, or None when it does
+    not parse (`quantity.quantity_of`: upstream ParseQuantity)."""
     try:
-        base = Decimal(number)
-        if suffix in _BINARY:
-            return base * _BINARY[suffix]
-        if suffix in _DECIMAL:
-            return base * _DECIMAL[suffix]
-        exponent = suffix[1:]
-        # Quantities are bounded far below this; anything longer is not a usable quantity.
-        if suffix[:1] in ("e", "E") and 0 < len(exponent.lstrip("+-")) <= 6:
-            return base.scaleb(int(exponent))
-    except (InvalidOperation, ArithmeticError, ValueError):
+        return quantity_of(value).value
+    except QuantityError:
         return None
-    return None
 
 
 def parse_time(value: str) -> datetime | None:
@@ -82,7 +52,7 @@ def normalize(value: Any, key: str = "") -> Any:
             if _is_empty(v):
                 continue
             if key in _QUANTITY_MAPS or k in _QUANTITY_KEYS:
-                quantity = parse_quantity(v) if isinstance(v, str | int | float) else None
+                quantity = quantity_value(v)
                 out[k] = ("quantity", quantity) if quantity is not None else normalize(v, k)
             elif k in _TIMESTAMP_KEYS and isinstance(v, str):
                 instant = parse_time(v)

@@ -16,6 +16,7 @@ from jobguard.validators.errors import (
     required,
 )
 from jobguard.validators.model import INDEXED, NON_INDEXED, Job, JobSpec
+from jobguard.validators.names import is_dns1123_label, is_dns1123_subdomain
 from jobguard.validators.rules.pod_failure_policy import check_pod_failure_policy
 from jobguard.validators.rules.success_policy import check_success_policy
 
@@ -25,8 +26,6 @@ MAX_MANAGED_BY_LENGTH = 63
 _LARGE_COMPLETIONS = 100_000
 _LARGE_LIMIT = 10_000
 _POD_REPLACEMENT_POLICIES = ["Failed", "TerminatingOrFailed"]
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 _RESTART_POLICIES = ["OnFailure", "Never"]
 
@@ -86,7 +85,7 @@ def _managed_by(spec: JobSpec, path: str) -> list[FieldError]:
 def _managed_by_parts(field_path: str, domain: str, rest: str) -> list[FieldError]:
     """IsDomainPrefixedPath: the host and the path are each checked."""
     errors: list[FieldError] = []
-    if len(domain) > 253 or _DNS1123_SUBDOMAIN.fullmatch(domain) is None:
+    if not is_dns1123_subdomain(domain):
         errors.append(
             invalid(
                 "JS-006",
@@ -237,7 +236,7 @@ def check_indexed_hostname(job: Job, path: str) -> list[FieldError]:
     if spec.completion_mode != INDEXED or spec.completions is None or spec.completions <= 0:
         return []
     hostname = f"{name}-{spec.completions - 1}"
-    if len(hostname) <= 63 and _DNS1123_LABEL.fullmatch(hostname) is not None:
+    if is_dns1123_label(hostname):
         return []
     return [
         invalid(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -15,13 +14,17 @@ from jobguard.validators.errors import (
     immutable,
     invalid,
 )
+from jobguard.validators.names import (
+    DNS1123_SUBDOMAIN_MAX_LENGTH,
+    QUALIFIED_NAME,
+    is_dns1123_subdomain,
+)
 from jobguard.validators.semantic import normalize
 
-_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_NAME_PART = QUALIFIED_NAME
 _LABEL_VALUE = _NAME_PART
 _MAX_NAME_PART = 63
-_MAX_PREFIX = 253
+_MAX_PREFIX = DNS1123_SUBDOMAIN_MAX_LENGTH
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
 _IMMUTABLE_META = (
     "name",
@@ -51,7 +54,7 @@ def _qualified_name_problem(key: str) -> str | None:
     if slash:
         if not prefix:
             return "prefix part must be non-empty"
-        if len(prefix) > _MAX_PREFIX or _DNS1123_SUBDOMAIN.fullmatch(prefix) is None:
+        if not is_dns1123_subdomain(prefix):
             return "prefix part must be a lowercase RFC 1123 subdomain"
     if not name:
         return "name part must be non-empty"

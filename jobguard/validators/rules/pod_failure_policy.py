@@ -9,6 +9,7 @@ from jobguard.validators.errors import (
     invalid_omitted,
     not_supported,
     required,
+    too_many,
 )
 from jobguard.validators.model import (
     ExitCodesRequirement,
@@ -61,15 +62,7 @@ def _exit_codes(rule: ExitCodesRequirement, path: str, names: set[str]) -> list[
     if not values:
         errors.append(invalid(RULE, values_path, values, "at least one value is required"))
     elif len(values) > MAX_EXIT_CODES:
-        errors.append(
-            FieldError(
-                RULE,
-                values_path,
-                ErrorType.TOO_MANY,
-                f"must have at most {MAX_EXIT_CODES} items",
-                len(values),
-            )
-        )
+        errors.append(too_many(RULE, values_path, len(values), MAX_EXIT_CODES))
     if values:
         seen: set[int] = set()
         previous: int | None = None
@@ -97,15 +90,7 @@ def _pod_conditions(
 ) -> list[FieldError]:
     errors: list[FieldError] = []
     if len(conditions) > MAX_POD_CONDITIONS:
-        errors.append(
-            FieldError(
-                RULE,
-                path,
-                ErrorType.TOO_MANY,
-                f"must have at most {MAX_POD_CONDITIONS} items",
-                len(conditions),
-            )
-        )
+        errors.append(too_many(RULE, path, len(conditions), MAX_POD_CONDITIONS))
     for k, condition in enumerate(conditions):
         cpath = f"{path}[{k}]"
         ctype = condition.type
@@ -134,15 +119,7 @@ def check_pod_failure_policy(
     rules = spec.pod_failure_policy.rules or []
     errors: list[FieldError] = []
     if len(rules) > MAX_RULES:
-        errors.append(
-            FieldError(
-                RULE,
-                rules_path,
-                ErrorType.TOO_MANY,
-                f"must have at most {MAX_RULES} items",
-                len(rules),
-            )
-        )
+        errors.append(too_many(RULE, rules_path, len(rules), MAX_RULES))
     names = _container_names(spec)
     for i, rule in enumerate(rules):
         rule_path = f"{rules_path}[{i}]"

@@ -3,7 +3,14 @@ and CronJob jobTemplates."""
 
 from __future__ import annotations
 
-from jobguard.validators.errors import ErrorType, FieldError, invalid, non_negative, required
+from jobguard.validators.errors import (
+    ErrorType,
+    FieldError,
+    invalid,
+    non_negative,
+    required,
+    too_many,
+)
 from jobguard.validators.intervals import IndexParseError, count_indexes
 from jobguard.validators.model import INDEXED, JobSpec, SuccessPolicyRule, as_sent
 
@@ -32,15 +39,7 @@ def check_success_policy(spec: JobSpec, path: str) -> list[FieldError]:
             )
         )
     if len(rules) > MAX_RULES:
-        errors.append(
-            FieldError(
-                "SP-003",
-                rules_path,
-                ErrorType.TOO_MANY,
-                f"must have at most {MAX_RULES} items",
-                len(rules),
-            )
-        )
+        errors.append(too_many("SP-003", rules_path, len(rules), MAX_RULES))
     for i, rule in enumerate(rules):
         errors += _check_success_policy_rule(rule, f"{rules_path}[{i}]", spec.completions)
     return errors
