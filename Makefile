@@ -38,8 +38,8 @@ test: lint typecheck unit-all
 # from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.
 docs: venv
 	$(BIN)/jobguard rules --markdown > docs/RULES.md.tmp && mv docs/RULES.md.tmp docs/RULES.md
-	$(BIN)/python -m jobguard.app.rules_doc README.md
-	$(BIN)/python -m jobguard.app.webhooks charts/jobguard/files/rules.yaml
+	$(BIN)/python -m jobguard.app.cli.rules_doc README.md
+	$(BIN)/python -m jobguard.app.chart_rules charts/jobguard/files/rules.yaml
 	$(BIN)/python -m tests.vap_cases
 
 $(DEV_CERTS)/tls.crt: | venv

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from jobguard.app.admission import handle_validate
-from jobguard.app.main import create_app
-from jobguard.app.observability import configure_logging
+from jobguard.app.admission.review import handle_validate
+from jobguard.app.server.app import create_app
+from jobguard.app.server.observability import configure_logging
 
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # this tree's bench package
 

@@ -109,7 +109,7 @@ def timed_with_cpu(command: list[str], tree: Path | None = None) -> tuple[float,
 # find them kept, which a run never does).
 IN_PROCESS = """
 import sys, time
-from jobguard.app.check import CheckOptions, check
+from jobguard.app.cli.check import CheckOptions, check
 from jobguard.validators import Settings
 
 warm_up, paths = sys.argv[1], sys.argv[2:]

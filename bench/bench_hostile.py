@@ -46,11 +46,11 @@ from tests.reviews import review  # noqa: E402
 from tests.servers import free_port, rss_mib, wait_ready  # noqa: E402
 
 INLINE = (
-    # The request path is jobguard.app.webhook's; a revision from before it, main's.
+    # The request path is jobguard.app.server.endpoints's; a revision from before it, main's.
     "import sys, importlib, importlib.util as u; "
-    "m = importlib.import_module('jobguard.app.webhook' if u.find_spec('jobguard.app.webhook') "
-    "else 'jobguard.app.main'); m.INLINE_BODY_BYTES = 1 << 40; "
-    "from jobguard.app.cli import main; sys.exit(main(sys.argv[1:]))"
+    "m = importlib.import_module('jobguard.app.server.endpoints' if u.find_spec('jobguard.app.server.endpoints') "
+    "else 'jobguard.app.server.app'); m.INLINE_BODY_BYTES = 1 << 40; "
+    "from jobguard.app.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
 
 

@@ -438,7 +438,7 @@ def main() -> None:
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is missing: apt-get install -y wrk hey (make bench-http)")
     from jobguard.app.certs import generate
-    from jobguard.app.server import fast_stack
+    from jobguard.app.server.uvicorn_server import fast_stack
 
     # The floor runs on the stack `jobguard serve` picks by default.
     loop, http = fast_stack()

@@ -2,7 +2,7 @@
 machine as on an idle one, for comparing builds and revisions where the HTTP bench's rounds
 move by a fifth with the machine.
 
-For each review: the ASGI app (`jobguard.app.main.create_app`, as bench_asgi drives it), the
+For each review: the ASGI app (`jobguard.app.server.app.create_app`, as bench_asgi drives it), the
 floor app (bench/floor.py) and `handle_validate` alone; each target runs in a process of its
 own twice, with 0 and with --requests requests after a warm-up, and the difference divided by
 --requests is the figure (start-up and imports cancel out). Measures the tree it runs from (run it
@@ -29,11 +29,11 @@ def run_target(name: str, target: str, requests: int) -> None:
     """The child: `requests` requests of review `name` through `target`."""
     import uvloop
 
-    import jobguard.app.admission as admission
+    import jobguard.app.admission.review as admission
     from bench import floor
     from bench.bench_asgi import validate_call
     from bench.bench_http import reviews
-    from jobguard.app.main import create_app
+    from jobguard.app.server.app import create_app
 
     logging.disable(logging.CRITICAL)
     body = reviews()[name]

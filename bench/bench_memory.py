@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MEASURE = """
 import gc, json, sys, time, tracemalloc
 import orjson
-from jobguard.app.admission import handle_validate
+from jobguard.app.admission.review import handle_validate
 from jobguard.app.config import FileConfig
 from jobguard.validators import intervals
 from bench.bench_hostile import long_index_list, status_update  # after: it puts ROOT first

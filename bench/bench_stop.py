@@ -59,13 +59,13 @@ def source_tree(ref: str | None) -> Iterator[Path]:
 
 _WITHOUT_UVLOOP = (
     "import sys; sys.modules['uvloop'] = None; "
-    "from jobguard.app.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from jobguard.app.cli.main import main; sys.exit(main(sys.argv[1:]))"
 )
 
 
 def jobguard_command(tree: Path) -> list[str]:
     """How to run `jobguard` from `tree` (this one, or a revision's `jobguard` package)."""
-    if "uvloop" not in (tree / "jobguard/app/server.py").read_text():
+    if "uvloop" not in (tree / "jobguard/app/server/uvicorn_server.py").read_text():
         # A revision from before uvloop was supported: uvicorn would pick it, as installed
         # now, and such a server cannot serve on it. Run it as it ran: on asyncio's loop.
         return [sys.executable, "-c", _WITHOUT_UVLOOP]

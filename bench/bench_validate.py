@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from bench.payloads import kueue_job, review_bytes
-from jobguard.app.admission import handle_validate
+from jobguard.app.admission.review import handle_validate
 from jobguard.validators import Settings
 
 

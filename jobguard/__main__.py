@@ -1,5 +1,5 @@
 """`python -m jobguard`: the same CLI as the `jobguard` console script."""
 
-from jobguard.app.cli import main
+from jobguard.app.cli.main import main
 
 raise SystemExit(main())

@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from jobguard.app.admission import parse_review
+from jobguard.app.admission.review import parse_review
+from jobguard.app.cli.manifests import parse
 from jobguard.app.config import load_config
-from jobguard.app.manifests import parse
 from jobguard.validators import (
     BOTH_STAGES,
     Admission,

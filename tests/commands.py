@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from jobguard.app.cli import main
+from jobguard.app.cli.main import main
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

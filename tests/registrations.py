@@ -1,5 +1,5 @@
 """A model of the webhook registrations the chart renders for a configuration, which the chart
-works out in Helm templates from its copy of the catalogue (`jobguard.app.webhooks`);
+works out in Helm templates from its copy of the catalogue (`jobguard.app.chart_rules`);
 tests/test_chart_webhooks.py renders the chart and compares."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jobguard.app.webhooks import judged_requests, per_policy
+from jobguard.app.chart_rules import judged_requests, per_policy
 from jobguard.validators import Enforcement, Settings
 
 

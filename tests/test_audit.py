@@ -16,18 +16,18 @@ import xmlschema
 import yaml
 from fastapi.testclient import TestClient
 
-from jobguard.app.audit import (
+from jobguard.app.cli.main import main
+from jobguard.app.cluster.audit import (
     AuditMetrics,
     AuditOptions,
     BackgroundAudit,
     BackgroundAuditOptions,
     audit,
 )
-from jobguard.app.audit_report import policy_reports
-from jobguard.app.cli import main
-from jobguard.app.cluster import connect
+from jobguard.app.cluster.client import connect
+from jobguard.app.cluster.policy_reports import policy_reports
 from jobguard.app.config import parse_config
-from jobguard.app.main import create_app
+from jobguard.app.server.app import create_app
 from jobguard.validators import Settings
 from tests.apiserver import StandIn, serving
 from tests.builders import LATER, START, cond, cronjob, job, with_status

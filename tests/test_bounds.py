@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from jobguard.app import jsonfallback
-from jobguard.app.admission import (
+from jobguard.app.admission import exact_json as jsonfallback
+from jobguard.app.admission.review import (
     LOW_MEMORY_PARSE_BYTES,
     MAX_CAUSE_CHARS,
     MAX_CAUSES,

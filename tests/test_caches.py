@@ -8,7 +8,7 @@ from jobguard.validators import Operation, Request, Requester, Settings, evaluat
 from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo
 from jobguard.validators.pipeline import _JOB_SPEC_ERRORS, _job_context, job_errors
-from jobguard.validators.rules.metadata import (
+from jobguard.validators.rules.metadata_update import (
     _cached_label_value_problem,
     _cached_qualified_name_problem,
     check_labels_and_annotations,

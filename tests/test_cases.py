@@ -16,7 +16,7 @@ import yaml
 from fastapi.testclient import TestClient
 
 from jobguard.app.config import load_config
-from jobguard.app.main import create_app
+from jobguard.app.server.app import create_app
 from jobguard.validators import Verdict
 from tests.cases import Case, Finding, admit_case, load_cases, read_review, settings_for
 from tests.commands import run

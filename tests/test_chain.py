@@ -13,10 +13,10 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from jobguard.app.admission import handle_mutate, handle_validate
-from jobguard.app.cli import main
+from jobguard.app.admission.review import handle_mutate, handle_validate
+from jobguard.app.cli.main import main
 from jobguard.app.config import load_config, parse_config
-from jobguard.app.main import create_app
+from jobguard.app.server.app import create_app
 from jobguard.validators import (
     BOTH_STAGES,
     Operation,

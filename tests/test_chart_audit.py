@@ -11,7 +11,7 @@ import helm_python as helm
 import kubernetes_validate
 import pytest
 
-from jobguard.app.cli import build_parser
+from jobguard.app.cli.main import build_parser
 from tests.test_chart import KUBERNETES, NAMESPACE, render
 
 LIST_JOBS = {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["list"]}

@@ -12,8 +12,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from jobguard.app.chart_rules import render_chart_rules
 from jobguard.app.config import parse_config
-from jobguard.app.webhooks import render_chart_rules
 from jobguard.validators import SUPPORTED_VERSIONS, Requester
 from tests.corpus import KUEUE_SETUP
 from tests.registrations import Profile, failure_policy, mutating_needed, plan

@@ -15,7 +15,7 @@ import xmlschema
 import yaml
 from fastapi.testclient import TestClient
 
-from jobguard.app.main import create_app
+from jobguard.app.server.app import create_app
 from tests.builders import job
 from tests.commands import run, write_manifests
 from tests.corpus import DATA

@@ -19,9 +19,9 @@ import pytest
 import xmlschema
 import yaml
 
-from jobguard.app.admission import handle_validate
+from jobguard.app.admission.review import handle_validate
+from jobguard.app.cli.manifests import collect, excluded_by
 from jobguard.app.config import ConfigError, parse_config
-from jobguard.app.manifests import collect, excluded_by
 from jobguard.validators.errors import immutable
 from tests.builders import START, job, with_status
 from tests.commands import run, write_manifests

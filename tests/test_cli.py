@@ -13,8 +13,8 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from jobguard.app.cli import main
-from jobguard.app.main import create_app
+from jobguard.app.cli.main import main
+from jobguard.app.server.app import create_app
 from tests.builders import START, cond, cronjob, job, with_status
 from tests.reviews import review
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 import yaml
 
-from jobguard.app.cli import EXIT_CODES, build_parser, main
+from jobguard.app.cli.main import EXIT_CODES, build_parser, main
 from jobguard.app.config import digest, load_config, parse_config
 from tests.commands import run
 from tests.corpus import KUEUE_SETUP
@@ -132,7 +132,7 @@ def test_review_without_a_file_on_a_terminal_prints_usage(
 
 
 def test_audit_page_size_default_is_the_clusters() -> None:
-    from jobguard.app.cluster import DEFAULT_PAGE_SIZE
+    from jobguard.app.cluster.client import DEFAULT_PAGE_SIZE
 
     assert build_parser().parse_args(["audit"]).page_size == DEFAULT_PAGE_SIZE
 
@@ -146,7 +146,7 @@ def test_check_loads_neither_the_kubernetes_client_nor_the_server(tmp_path: Path
     )
     script = (
         "import sys\n"
-        "from jobguard.app.cli import main\n"
+        "from jobguard.app.cli.main import main\n"
         f"code = main(['check', '--output', 'json', {str(manifest)!r}])\n"
         "heavy = ['kubernetes', 'fastapi', 'uvicorn', 'ssl', 'multiprocessing', 'xml.etree']\n"
         "print(code, sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"

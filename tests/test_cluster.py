@@ -1,4 +1,4 @@
-"""`jobguard.app.cluster`: the official kubernetes client against a stand-in API server on
+"""`jobguard.app.cluster.client`: the official kubernetes client against a stand-in API server on
 127.0.0.1 over HTTPS (tests/apiserver.py): kubeconfig and context, in-cluster configuration
 from token and CA files and environment variables, paged lists, an expired continue token,
 401, 403, the server version and PolicyReports."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobguard.app.cluster import (
+from jobguard.app.cluster.client import (
     CRONJOBS,
     JOBS,
     MAX_LIST_RESTARTS,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobguard.app.admission import parse_review
-from jobguard.app.cli import main
+from jobguard.app.admission.review import parse_review
+from jobguard.app.cli.main import main
 from jobguard.app.config import load_config
 from jobguard.validators import BOTH_STAGES, Enforcement, Settings, admit
 from tests.test_chart import render

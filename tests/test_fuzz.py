@@ -13,7 +13,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobguard.app.admission import handle_mutate, handle_validate
+from jobguard.app.admission.review import handle_mutate, handle_validate
 from jobguard.validators import Settings
 from jobguard.validators.intervals import IndexParseError, count_indexes
 from tests.builders import START, cond, cronjob, job, with_status

@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobguard.app.admission import handle_validate
-from jobguard.app.main import create_app
+from jobguard.app.admission.review import handle_validate
+from jobguard.app.server.app import create_app
 from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review

@@ -12,7 +12,7 @@ from pathlib import Path
 import helm_python as helm
 import yaml
 
-from jobguard.app.cli import build_parser
+from jobguard.app.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -52,7 +52,7 @@ def test_entrypoint_and_default_arguments_are_a_valid_serve_command() -> None:
     cmd = json.loads(final["CMD"])
     assert entrypoint == ["jobguard", "serve"]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["jobguard"] == "jobguard.app.cli:main"
+    assert scripts["jobguard"] == "jobguard.app.cli.main:main"
     args = build_parser().parse_args(entrypoint[1:] + cmd)
     assert args.command == "serve" and args.port == 8443 and args.tls_cert_file
 

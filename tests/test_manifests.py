@@ -7,7 +7,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobguard.app.manifests import (
+from jobguard.app.cli.manifests import (
     _JSON_FLOAT,
     K8sLoader,
     _BlockLines,
@@ -120,7 +120,7 @@ def test_quoted_scalars_are_read_by_the_fast_reader(monkeypatch: pytest.MonkeyPa
     def refuse(chunk: str) -> list[object]:
         raise AssertionError("read by PyYAML")
 
-    monkeypatch.setattr("jobguard.app.manifests._load_slow", refuse)
+    monkeypatch.setattr("jobguard.app.cli.manifests._load_slow", refuse)
     assert _load(QUOTED) == expected
 
 
@@ -144,7 +144,7 @@ def test_a_plain_yaml_1_1_scalar_beside_a_quoted_one_is_read_by_pyyaml(
         calls.append(chunk)
         return [yaml.load(chunk, Loader=K8sLoader)]
 
-    monkeypatch.setattr("jobguard.app.manifests._load_slow", counted)
+    monkeypatch.setattr("jobguard.app.cli.manifests._load_slow", counted)
     assert _load(text) == expected
     assert calls == [text]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from jobguard.app.admission import LOW_MEMORY_PARSE_BYTES
-from jobguard.app.webhook import (
+from jobguard.app.admission.review import LOW_MEMORY_PARSE_BYTES
+from jobguard.app.server.endpoints import (
     DECODED_COST,
     INLINE_BODY_BYTES,
     MUTATE_LARGE_COST,

@@ -12,7 +12,7 @@ from jobguard.validators.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
 )
-from jobguard.validators.rules.metadata import qualified_name_problem
+from jobguard.validators.rules.metadata_update import qualified_name_problem
 
 _names = st.text("ab0-.A_", max_size=70) | st.text("a-.", min_size=60, max_size=260)
 

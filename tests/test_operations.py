@@ -18,8 +18,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import jobguard
-from jobguard.app.main import ServerOptions, create_app
-from jobguard.app.observability import JsonFormatter
+from jobguard.app.server.app import ServerOptions, create_app
+from jobguard.app.server.observability import JsonFormatter
 from tests.asgi import drive
 from tests.builders import job
 from tests.reviews import review
@@ -372,7 +372,7 @@ def test_serve_logs_its_configuration_then_ready_once_the_port_is_bound(tmp_path
 def test_large_bodies_are_judged_with_the_cyclic_collector_paused_and_resumed() -> None:
     import gc
 
-    from jobguard.app.webhook import _without_collector
+    from jobguard.app.server.endpoints import _without_collector
     from jobguard.validators import Settings
 
     during: list[bool] = []
@@ -388,7 +388,7 @@ def test_large_bodies_are_judged_with_the_cyclic_collector_paused_and_resumed() 
 
 
 def test_large_bodies_with_few_strings_are_judged_on_the_loop() -> None:
-    from jobguard.app.webhook import INLINE_BODY_BYTES, judged_inline
+    from jobguard.app.server.endpoints import INLINE_BODY_BYTES, judged_inline
 
     lists = {
         "completedIndexes": ",".join(str(i) for i in range(0, 24_000, 2)),  # 64 KiB each

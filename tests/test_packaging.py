@@ -99,7 +99,7 @@ def test_wheel_holds_only_the_jobguard_package(wheel: Path) -> None:
         top_level = {name.split("/")[0] for name in archive.namelist()}
         entry_points = archive.read(f"jobguard-{jobguard.__version__}.dist-info/entry_points.txt")
     assert top_level == {"jobguard", f"jobguard-{jobguard.__version__}.dist-info"}
-    assert b"jobguard = jobguard.app.cli:main" in entry_points
+    assert b"jobguard = jobguard.app.cli.main:main" in entry_points
 
 
 def test_wheel_ships_the_openapi_schemas(wheel: Path) -> None:

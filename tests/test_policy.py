@@ -17,9 +17,9 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from jobguard.app.cli import main
+from jobguard.app.cli.main import main
 from jobguard.app.config import parse_config
-from jobguard.app.main import create_app
+from jobguard.app.server.app import create_app
 from jobguard.validators import Operation, Request, Requester, Settings, Verdict, evaluate
 from tests.builders import START, causes, clean, cronjob, job, with_status
 from tests.cases import read_review

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jobguard.app.polling import FilePoller, signature
+from jobguard.app.server.polling import FilePoller, signature
 
 log = logging.getLogger("tests.polling")
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from jobguard.app.config import parse_config
-from jobguard.app.main import create_app
+from jobguard.app.server.app import create_app
 from tests.builders import generated_labels
 from tests.cases import read_object
 from tests.corpus import KUEUE_SETUP

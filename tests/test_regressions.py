@@ -10,8 +10,8 @@ import orjson
 import pytest
 import yaml
 
-from jobguard.app.admission import handle_validate
-from jobguard.app.cli import main
+from jobguard.app.admission.review import handle_validate
+from jobguard.app.cli.main import main
 from jobguard.validators import Enforcement, Settings
 from jobguard.validators.settings import RuleOverride
 from tests.builders import START, cond, create, job, status_update, update, with_status

@@ -15,9 +15,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from jobguard.app import reload as reload_module
-from jobguard.app.main import create_app
-from jobguard.app.reload import ConfigReloader
+from jobguard.app.server import reload as reload_module
+from jobguard.app.server.app import create_app
+from jobguard.app.server.reload import ConfigReloader
 from jobguard.validators import Settings
 from tests.builders import job
 from tests.reviews import review

@@ -17,8 +17,8 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from jobguard.app import admission
-from jobguard.app.admission import (
+from jobguard.app.admission import review as admission
+from jobguard.app.admission.review import (
     MAX_REQUESTER_CHARS,
     MAX_REQUESTERS,
     BadReview,
@@ -27,15 +27,15 @@ from jobguard.app.admission import (
     parse_review,
     response_for,
 )
-from jobguard.app.main import ServerOptions, create_app
-from jobguard.app.observability import (
+from jobguard.app.server.app import ServerOptions, create_app
+from jobguard.app.server.observability import (
     LATENCY_BUCKETS,
     JsonFormatter,
     RequestMetrics,
     log_fields,
     utc_milliseconds,
 )
-from jobguard.app.server import GracefulServer, _CloseWhenDone, _Connection
+from jobguard.app.server.uvicorn_server import GracefulServer, _CloseWhenDone, _Connection
 from jobguard.validators import Enforcement, Settings, Stage, admit
 from tests.asgi import drive
 from tests.builders import job

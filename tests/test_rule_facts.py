@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from jobguard.app.chart_rules import judged_requests, per_policy
 from jobguard.app.config import RULE_PARAMS, parse_config
-from jobguard.app.webhooks import judged_requests, per_policy
 from jobguard.validators import AT_REST, NOT_AT_REST, RULES, RULES_BY_ID, export_vap
 from jobguard.validators.catalog import REQUESTS, AtRest, RuleInfo, _r
 from jobguard.validators.vap import NE_BUILDERS, NOT_BUILT, SUS_BUILDERS

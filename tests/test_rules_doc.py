@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from jobguard.app.cli import build_parser, main
-from jobguard.app.rules_doc import (
+from jobguard.app.cli.main import build_parser, main
+from jobguard.app.cli.rules_doc import (
     README_BEGIN,
     README_END,
     ReadmeMarkersError,
@@ -24,7 +24,7 @@ from jobguard.app.rules_doc import (
     render_readme_table,
     replace_readme_table,
 )
-from jobguard.app.rules_doc import main as rules_doc_main
+from jobguard.app.cli.rules_doc import main as rules_doc_main
 from jobguard.validators import RULES, RULES_BY_ID
 from jobguard.validators.catalog import AREAS, AREAS_BY_KEY, Reporting, RuleInfo
 
@@ -358,7 +358,9 @@ def test_rules_markdown_is_the_reference(capsys: pytest.CaptureFixture[str]) -> 
         "no: judges a change of the template | exported |"
     ) in rows
     assert "| CJ-004 | no Job status rules on CronJobs | on (deny) |" in out
-    assert "nothing to check (see `jobguard.validators.rules.cronjob:check_cronjob`) |" in out
+    assert (
+        "nothing to check (see `jobguard.validators.rules.cronjob_template:check_cronjob`) |" in out
+    )
 
 
 def test_rules_through_the_installed_entry_point() -> None:

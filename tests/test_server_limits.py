@@ -27,8 +27,13 @@ import orjson
 import pytest
 
 from jobguard.app.certs import generate
-from jobguard.app.listener import Listener, accept_queue_length, refuse_new_connections
-from jobguard.app.server import LINGER_SECONDS, RateLimitedLog, _Transport, fast_stack
+from jobguard.app.server.listener import Listener, accept_queue_length, refuse_new_connections
+from jobguard.app.server.uvicorn_server import (
+    LINGER_SECONDS,
+    RateLimitedLog,
+    _Transport,
+    fast_stack,
+)
 from tests.builders import job
 from tests.loads import http_request, read_response, rolling_stop
 from tests.reviews import review
@@ -429,7 +434,7 @@ def test_listener_counts_bounds_and_drains_its_queue() -> None:
 def test_listener_sheds_connections_when_descriptors_run_out(tmp_path: Path) -> None:
     script = """
 import os, resource, socket, sys
-from jobguard.app.listener import Listener
+from jobguard.app.server.listener import Listener
 
 listener = Listener(socket.AF_INET, limit=1000)
 listener.bind(("127.0.0.1", 0)); listener.listen(16); listener.setblocking(False)

@@ -21,9 +21,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from fastapi.testclient import TestClient
 
 from jobguard.app.certs import PEM, issue_serving, key_pem, make_ca, write_private
-from jobguard.app.cli import main
-from jobguard.app.main import create_app
-from jobguard.app.tls import CertificateError, TLSManager
+from jobguard.app.cli.main import main
+from jobguard.app.server.app import create_app
+from jobguard.app.server.tls import CertificateError, TLSManager
 from tests.builders import job
 from tests.reviews import review
 from tests.servers import free_port, loopback_args, serving, wait_ready

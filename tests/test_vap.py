@@ -12,7 +12,7 @@ import orjson
 import pytest
 import yaml
 
-from jobguard.app.cli import main
+from jobguard.app.cli.main import main
 from jobguard.app.config import parse_config
 from jobguard.validators import SUPPORTED_VERSIONS, export_vap
 from jobguard.validators.vap import cel_string, glob_regex, object_name

@@ -9,7 +9,7 @@ configured; SUS rules act only when suspend policies are configured.
 
 Each entry also carries the rule's other facts, which the rest of jobguard reads from here
 rather than restating: the admission requests it judges (`requests`: the webhook registrations
-and the chart's copy, `jobguard.app.webhooks`), whether it holds for a stored object and why
+and the chart's copy, `jobguard.app.chart_rules`), whether it holds for a stored object and why
 (`at_rest`: `jobguard audit`, `jobguard.validators.at_rest`), and whether it is exported as
 ValidatingAdmissionPolicy CEL and, if never, why (`vap`: `jobguard.validators.vap`, whose CEL
 builders are keyed by the IDs marked exported).
@@ -581,7 +581,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "object metadata update rules",
         source="pkg/apis/core/validation: ValidateObjectMeta, ValidateObjectMetaUpdate",
-        checked_in=_in("metadata", "check_labels_and_annotations", "check_metadata_update"),
+        checked_in=_in("metadata_update", "check_labels_and_annotations", "check_metadata_update"),
         requests=(JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE),
         at_rest=_holds("label and annotation syntax of the stored metadata"),
     ),
@@ -1228,7 +1228,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "successPolicy rules on spec.jobTemplate.spec",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
-        checked_in=_in("cronjob", "_as_cronjob_rule"),
+        checked_in=_in("cronjob_template", "_as_cronjob_rule"),
         at_rest=_STORED_TEMPLATE,
     ),
     _r(
@@ -1236,7 +1236,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "jobTemplate is freely mutable",
         source=f"{_VALIDATION}: ValidateCronJobUpdate (no immutable template fields)",
-        checked_in=_in("cronjob", "check_cronjob"),
+        checked_in=_in("cronjob_template", "check_cronjob"),
         reporting=Reporting.NOTHING_TO_CHECK,
         at_rest=_NOTHING_AT_REST,
     ),
@@ -1245,7 +1245,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "jobTemplate selector is generated, manualSelector unsupported",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec",
-        checked_in=_in("cronjob", "check_cronjob"),
+        checked_in=_in("cronjob_template", "check_cronjob"),
         at_rest=_STORED_TEMPLATE,
     ),
     _r(
@@ -1253,7 +1253,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "no Job status rules on CronJobs",
         source=f"{_VALIDATION}: ValidateCronJobUpdate (a CronJob has no Job status)",
-        checked_in=_in("cronjob", "check_cronjob"),
+        checked_in=_in("cronjob_template", "check_cronjob"),
         reporting=Reporting.NOTHING_TO_CHECK,
         at_rest=_NOTHING_AT_REST,
     ),
@@ -1262,7 +1262,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "jobTemplate may be suspended; Job spec checks on jobTemplate",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec (validateJobSpec)",
-        checked_in=_in("cronjob", "_as_cronjob_rule"),
+        checked_in=_in("cronjob_template", "_as_cronjob_rule"),
         at_rest=_STORED_TEMPLATE,
     ),
     _r(
@@ -1270,7 +1270,7 @@ RULES: tuple[RuleInfo, ...] = (
         "objectmeta",
         "name and generateName are DNS subdomains",
         source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
-        checked_in=_in("objectmeta", "check_object_meta"),
+        checked_in=_in("object_names", "check_object_meta"),
         at_rest=_CREATE_ONLY,
     ),
     _r(
@@ -1278,7 +1278,7 @@ RULES: tuple[RuleInfo, ...] = (
         "objectmeta",
         "CronJob names have at most 52 characters",
         source=f"{_VALIDATION}: ValidateCronJobCreate",
-        checked_in=_in("objectmeta", "check_cronjob_name_length"),
+        checked_in=_in("object_names", "check_cronjob_name_length"),
         at_rest=_CREATE_ONLY,
     ),
     _r(
@@ -1286,7 +1286,7 @@ RULES: tuple[RuleInfo, ...] = (
         "objectmeta",
         "namespace is a DNS label",
         source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
-        checked_in=_in("objectmeta", "check_object_meta"),
+        checked_in=_in("object_names", "check_object_meta"),
         at_rest=_CREATE_ONLY,
     ),
     _r(
@@ -1294,7 +1294,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "schedule is required and parses as a cron schedule, without TZ",
         source=f"{_VALIDATION}: validateCronJobSpec, validateScheduleFormat; robfig/cron v3",
-        checked_in=_in("cronjob_spec", "check_schedule"),
+        checked_in=_in("cronjob_schedule", "check_schedule"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1302,7 +1302,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "timeZone is a known IANA time zone",
         source=f"{_VALIDATION}: validateTimeZone",
-        checked_in=_in("cronjob_spec", "check_time_zone"),
+        checked_in=_in("cronjob_schedule", "check_time_zone"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1310,7 +1310,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "concurrencyPolicy is Allow, Forbid or Replace",
         source=f"{_VALIDATION}: validateConcurrencyPolicy",
-        checked_in=_in("cronjob_spec", "check_concurrency_policy"),
+        checked_in=_in("cronjob_schedule", "check_concurrency_policy"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1318,7 +1318,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "startingDeadlineSeconds and history limits are non-negative",
         source=f"{_VALIDATION}: validateCronJobSpec",
-        checked_in=_in("cronjob_spec", "check_non_negative"),
+        checked_in=_in("cronjob_schedule", "check_non_negative"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(

@@ -44,15 +44,18 @@ from jobguard.validators.prepare import (
     prepare_stored,
     prepare_update,
 )
-from jobguard.validators.rules.cronjob import check_cronjob
-from jobguard.validators.rules.cronjob_spec import (
+from jobguard.validators.rules.cronjob_schedule import (
     check_cronjob_spec_head,
     check_cronjob_spec_tail,
 )
+from jobguard.validators.rules.cronjob_template import check_cronjob
 from jobguard.validators.rules.immutable import check_job_spec_update_fields
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
-from jobguard.validators.rules.metadata import check_labels_and_annotations, check_metadata_update
-from jobguard.validators.rules.objectmeta import check_cronjob_name_length, check_object_meta
+from jobguard.validators.rules.metadata_update import (
+    check_labels_and_annotations,
+    check_metadata_update,
+)
+from jobguard.validators.rules.object_names import check_cronjob_name_length, check_object_meta
 from jobguard.validators.rules.pod import check_pod_template
 from jobguard.validators.rules.schema import check_schema
 from jobguard.validators.rules.status import check_job_status, check_job_status_update

@@ -25,8 +25,8 @@ import pytest
 import yaml
 from kubernetes import client, config
 
-from jobguard.app.cli import main
-from jobguard.app.cluster import connect, detect_version
+from jobguard.app.cli.main import main
+from jobguard.app.cluster.client import connect, detect_version
 from jobguard.app.config import parse_config
 from jobguard.validators import SUPPORTED_VERSIONS, export_vap
 

@@ -22,7 +22,7 @@ from jobguard.validators.names import (
     relaxed_env_var_name_problems,
 )
 from jobguard.validators.quantity import Quantity, QuantityError, quantity_of
-from jobguard.validators.rules.metadata import check_labels_and_annotations
+from jobguard.validators.rules.metadata_update import check_labels_and_annotations
 
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]

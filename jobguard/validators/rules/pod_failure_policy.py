@@ -16,7 +16,7 @@ from jobguard.validators.model import (
     JobSpec,
     PodConditionsPattern,
 )
-from jobguard.validators.rules.metadata import qualified_name_problem
+from jobguard.validators.rules.metadata_update import qualified_name_problem
 
 MAX_RULES = 20
 MAX_EXIT_CODES = 255

@@ -11,7 +11,7 @@ around each of them `_Connection` adds what the write path needs:
   discards) what the client still sends, for a bounded time and number of bytes, so a 413
   sent before the body was read reaches a client that writes its whole body before reading;
 - a bound: beyond `max_connections` open connections a request is answered 503 and its
-  connection closed; beyond twice that, the listener (jobguard.app.listener) closes new
+  connection closed; beyond twice that, the listener (jobguard.app.server.listener) closes new
   connections at accept;
 - the stop, in Kubernetes' order (see `GracefulServer`).
 
@@ -37,7 +37,7 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.flow_control import service_unavailable
 
-from jobguard.app import listener as listening
+from jobguard.app.server import listener as listening
 
 log = logging.getLogger("jobguard.server")
 

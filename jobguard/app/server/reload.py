@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable
 
 from jobguard.app.config import ConfigError, load_config, log_fields
-from jobguard.app.polling import FilePoller, Polled
+from jobguard.app.server.polling import FilePoller, Polled
 from jobguard.validators import Settings
 
 log = logging.getLogger("jobguard.config")

@@ -12,8 +12,8 @@ from xml.etree import ElementTree as ET
 import orjson
 import yaml
 
-from jobguard.app.audit import AuditReport, ObjectResult
-from jobguard.app.report import SARIF_LEVEL, sarif_log
+from jobguard.app.cli.check_report import SARIF_LEVEL, sarif_log
+from jobguard.app.cluster.audit import AuditReport, ObjectResult
 from jobguard.validators import RULES_BY_ID, Enforcement, Violation
 
 REPORT_API_VERSION = "wgpolicyk8s.io/v1alpha2"

@@ -20,8 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobguard.app.exits import ExitCode
-from jobguard.app.manifests import (
+from jobguard.app.cli.manifests import (
     STDIN,
     Inputs,
     Manifest,
@@ -30,6 +29,7 @@ from jobguard.app.manifests import (
     read_file,
     read_manifests,
 )
+from jobguard.app.exits import ExitCode
 from jobguard.validators import (
     Enforcement,
     Operation,

@@ -19,7 +19,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client import Counter as MetricCounter
 
-from jobguard.app.cluster import (
+from jobguard.app.cluster.client import (
     CRONJOBS,
     DEFAULT_PAGE_SIZE,
     JOBS,
@@ -206,7 +206,7 @@ class BackgroundAudit:
 
     def run_once(self) -> AuditReport | None:
         """One audit; failures are logged and counted, never raised."""
-        from jobguard.app.audit_report import policy_reports
+        from jobguard.app.cluster.policy_reports import policy_reports
 
         try:
             cluster = self.connect()

@@ -1,8 +1,8 @@
-"""The ASGI app (`jobguard.app.main:app`).
+"""The ASGI app (`jobguard.app.server.app:app`).
 
-POST /validate and /mutate take a lean path (`jobguard.app.webhook`: raw body, one orjson parse,
-the pure validators); /healthz, /readyz and /metrics are served by FastAPI behind it. A thin
-shell: no rule logic.
+POST /validate and /mutate take the request path of `endpoints` (raw body, one orjson parse, the
+admission chain); /healthz, /readyz and /metrics are served by FastAPI behind it. A thin shell: no
+rule logic.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.datastructures import State
 
 from jobguard.app.config import CONFIG_ENV, FileConfig, load_config
-from jobguard.app.observability import Metrics
-from jobguard.app.reload import ConfigReloader
-from jobguard.app.tls import TLSManager
-from jobguard.app.webhook import ServerOptions, WebhookApp
+from jobguard.app.server.endpoints import ServerOptions, WebhookApp
+from jobguard.app.server.observability import Metrics
+from jobguard.app.server.reload import ConfigReloader
+from jobguard.app.server.tls import TLSManager
 from jobguard.validators import Settings
 
 if TYPE_CHECKING:  # the kubernetes client is imported only when the background audit runs
-    from jobguard.app.audit import BackgroundAuditOptions
+    from jobguard.app.cluster.audit import BackgroundAuditOptions
 
 __all__ = ["ServerOptions", "WebhookApp", "app", "create_app"]
 
@@ -104,7 +104,7 @@ def create_app(
     api.state.tls = tls
     api.state.audit = None
     if audit is not None:
-        from jobguard.app.audit import AuditMetrics, BackgroundAudit
+        from jobguard.app.cluster.audit import AuditMetrics, BackgroundAudit
 
         api.state.audit = BackgroundAudit(
             audit.connect,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from jobguard.app.polling import FilePoller, Polled
+from jobguard.app.server.polling import FilePoller, Polled
 
 log = logging.getLogger("jobguard.tls")
 

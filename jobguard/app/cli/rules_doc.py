@@ -1,7 +1,7 @@
 """The rule reference, rendered from the catalogue (`jobguard.validators.catalog`).
 
 `jobguard rules` prints it as text, `jobguard rules --markdown` as docs/RULES.md, and
-`python -m jobguard.app.rules_doc README.md` rewrites the rule table of README.md between its
+`python -m jobguard.app.cli.rules_doc README.md` rewrites the rule table of README.md between its
 marker comments (`make docs` runs both). Tests keep the committed files equal to the output.
 """
 
@@ -171,7 +171,7 @@ def replace_readme_table(readme: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m jobguard.app.rules_doc",
+        prog="python -m jobguard.app.cli.rules_doc",
         description="Rewrite the generated rule table of README files in place.",
     )
     parser.add_argument(

@@ -17,7 +17,7 @@ and nothing outside the policy waits for jobguard. Every other registration fail
 does a registration whose rules can only warn (or dry-run): it can never deny.
 
 Which requests a rule judges is the catalogue's `RuleInfo.requests`. `python -m
-jobguard.app.webhooks FILE` writes the chart's copy (`charts/jobguard/files/rules.yaml`, `make
+jobguard.app.chart_rules FILE` writes the chart's copy (`charts/jobguard/files/rules.yaml`, `make
 docs`); tests keep it current and render the chart for several configurations to compare its
 registrations with a model of them (tests/registrations.py).
 """
@@ -48,7 +48,7 @@ def per_policy(rule: RuleInfo) -> bool:
 
 CHART_RULES_HEADER = (
     "# Generated from jobguard/validators/catalog.py by `make docs`\n"
-    "# (python -m jobguard.app.webhooks charts/jobguard/files/rules.yaml); do not edit.\n"
+    "# (python -m jobguard.app.chart_rules charts/jobguard/files/rules.yaml); do not edit.\n"
     "# The chart reads it to register only the webhooks a configuration needs and to check\n"
     "# rule IDs at render time (templates/_rules.tpl).\n"
 )
@@ -76,7 +76,7 @@ def render_chart_rules() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m jobguard.app.webhooks",
+        prog="python -m jobguard.app.chart_rules",
         description="Write the chart's copy of the rule catalogue.",
     )
     parser.add_argument("file", help="charts/jobguard/files/rules.yaml")

@@ -17,9 +17,9 @@ from typing import Any, Literal, get_args
 
 import orjson
 
-from jobguard.app import envelope as mutation_envelope
-from jobguard.app import jsonfallback
-from jobguard.app.reviews import (
+from jobguard.app.admission import envelope as mutation_envelope
+from jobguard.app.admission import exact_json as jsonfallback
+from jobguard.app.admission.types import (
     Cause,
     ErrorBody,
     ResponsePayload,
@@ -185,7 +185,7 @@ def parse_review(body: bytes) -> ParsedReview:
 
 def parse_mutation_review(body: bytes) -> ParsedReview:
     """`parse_review` for /mutate. A large body (over LOW_MEMORY_PARSE_BYTES) is read with only
-    what the mutating webhook reads of its object (jobguard.app.envelope), so its size or
+    what the mutating webhook reads of its object (jobguard.app.admission.envelope), so its size or
     structure elsewhere is never refused nor built; one that cannot be read that way (not
     JSON, a part that should be an object and is not, values orjson refuses) and every smaller
     body are read by `parse_review`, as /validate reads them."""

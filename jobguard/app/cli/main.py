@@ -51,10 +51,10 @@ def _offline_settings(path: str | None) -> Settings:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from jobguard.app.cluster_cli import serve_cluster
-    from jobguard.app.main import ServerOptions, create_app
-    from jobguard.app.observability import configure_logging
-    from jobguard.app.server import ServeOptions, serve
+    from jobguard.app.cluster.commands import serve_cluster
+    from jobguard.app.server.app import ServerOptions, create_app
+    from jobguard.app.server.observability import configure_logging
+    from jobguard.app.server.uvicorn_server import ServeOptions, serve
 
     if args.header_timeout <= 0 or args.max_connections < 1:
         print("jobguard: --header-timeout and --max-connections must be positive", file=sys.stderr)
@@ -96,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if tls:
         import ssl  # here, not at the top: `check` has no use for it (about 10 ms)
 
-        from jobguard.app.tls import CertificateError, TLSManager
+        from jobguard.app.server.tls import CertificateError, TLSManager
 
         try:
             tls_manager = TLSManager(
@@ -136,7 +136,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_review(args: argparse.Namespace) -> int:
     # Here, not at the top: no other command judges admission reviews (about 4 ms to load).
-    from jobguard.app.admission import handle_mutate, handle_validate
+    from jobguard.app.admission.review import handle_mutate, handle_validate
 
     if args.file is None and sys.stdin.isatty():
         # Nothing piped in: say how to use it rather than wait for a review typed by hand.
@@ -160,9 +160,9 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from jobguard.app.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
-    from jobguard.app.manifests import ManifestError, collect, expand_paths
-    from jobguard.app.report import FORMATS
+    from jobguard.app.cli.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
+    from jobguard.app.cli.check_report import FORMATS
+    from jobguard.app.cli.manifests import ManifestError, collect, expand_paths
     from jobguard.validators import Requester
 
     settings = _offline_settings(args.config)
@@ -201,7 +201,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from jobguard.app.rules_doc import render_markdown, render_text
+    from jobguard.app.cli.rules_doc import render_markdown, render_text
 
     sys.stdout.write(render_markdown() if args.markdown else render_text())
     return ExitCode.OK
@@ -312,7 +312,7 @@ def _command(sub: Any, name: str, help_text: str) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jobguard.app.cluster_cli import add_audit_parser, add_export_parser, add_serve_options
+    from jobguard.app.cluster.commands import add_audit_parser, add_export_parser, add_serve_options
 
     parser = argparse.ArgumentParser(
         prog="jobguard",

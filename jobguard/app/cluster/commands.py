@@ -35,9 +35,9 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from jobguard.app.audit import AuditOptions, audit, write_reports
-    from jobguard.app.audit_report import FORMATS, policy_reports, policyreport
-    from jobguard.app.cluster import ClusterError, connect, detect_version
+    from jobguard.app.cluster.audit import AuditOptions, audit, write_reports
+    from jobguard.app.cluster.client import ClusterError, connect, detect_version
+    from jobguard.app.cluster.policy_reports import FORMATS, policy_reports, policyreport
 
     config = _config(args.config)
     if config is None:
@@ -72,7 +72,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 CommandFactory = Callable[[Any, str, str], argparse.ArgumentParser]
-"""`jobguard.app.cli._command`: a subcommand with the CLI's help format and exit codes."""
+"""`jobguard.app.cli.main._command`: a subcommand with the CLI's help format and exit codes."""
 
 
 def add_audit_parser(sub: Any, command: CommandFactory) -> None:
@@ -182,8 +182,8 @@ def serve_cluster(args: argparse.Namespace, config: FileConfig) -> tuple[str | N
     """What `serve` needs from the cluster: the version `kubernetesVersion: auto` stands for and
     the background audit's options (each None when not asked); an exit code when the cluster
     cannot be asked."""
-    from jobguard.app.audit import AuditOptions, BackgroundAuditOptions
-    from jobguard.app.cluster import Cluster, ClusterError, connect, detect_version
+    from jobguard.app.cluster.audit import AuditOptions, BackgroundAuditOptions
+    from jobguard.app.cluster.client import Cluster, ClusterError, connect, detect_version
 
     def factory() -> Cluster:
         return connect(args.kubeconfig, args.context)

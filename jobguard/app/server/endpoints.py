@@ -1,6 +1,6 @@
 """The webhook endpoints on the request path (`WebhookApp`): POST /validate and /mutate with a
 raw body, one orjson parse and the admission chain; everything else goes to the FastAPI app
-that `jobguard.app.main.create_app` builds around it.
+that `jobguard.app.server.app.create_app` builds around it.
 
 The code every Job write runs through, kept apart from FastAPI's routing: one coroutine per
 request, no dependency injection.
@@ -22,14 +22,14 @@ from typing import Any
 import orjson
 from fastapi import FastAPI
 
-from jobguard.app.admission import (
+from jobguard.app.admission.review import (
     LOW_MEMORY_PARSE_BYTES,
     RULE_AND_ENFORCEMENT,
     Outcome,
     handle_mutate,
     handle_validate,
 )
-from jobguard.app.observability import Metrics, log_fields
+from jobguard.app.server.observability import Metrics, log_fields
 from jobguard.validators import Enforcement, Operation, Settings
 
 request_log = logging.getLogger("jobguard.requests")

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import orjson
 
-from jobguard.app.check import (
+from jobguard.app.cli.check import (
     ChangeRecord,
     CheckReport,
     DocumentResult,
