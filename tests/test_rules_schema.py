@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jobguard.validators import Operation, Request, Verdict, evaluate
-from jobguard.validators.rules.schema import check_schema, compiled
+from jobguard.validators.rules.schema import SchemaOptions, check_schema, compiled
 from tests.builders import detailed_causes, job, settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +181,7 @@ def test_objects_as_the_api_server_prints_them_conform() -> None:
     }
     stored["status"] = {"active": 1, "startTime": "2026-01-01T10:00:00Z", "ready": 0}
     for version in ("1.33", "1.34", "1.35", "1.36"):
-        assert check_schema("Job", stored, version) == []
+        assert check_schema(stored, None, "object", SchemaOptions("Job", version)) == []
 
 
 def test_cronjob_schema() -> None:
@@ -212,6 +212,6 @@ def test_absurd_nesting_is_an_error_not_a_crash() -> None:
         node = node["a"]
     obj = copy.deepcopy(manifest())
     obj["spec"]["foo"] = deep
-    assert check_schema("Job", obj, "1.35")[0].body() == (
+    assert check_schema(obj, None, "object", SchemaOptions("Job", "1.35"))[0].body() == (
         "Invalid value: is nested too deeply to be validated"
     )

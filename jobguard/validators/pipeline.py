@@ -49,24 +49,32 @@ from jobguard.validators.rules.cronjob_schedule import (
     check_cronjob_spec_tail,
 )
 from jobguard.validators.rules.cronjob_template import check_cronjob
-from jobguard.validators.rules.immutable import check_job_spec_update_fields
+from jobguard.validators.rules.immutable import JobViews, check_job_spec_update_fields
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata_update import (
+    WITH_SYNTAX,
+    WITHOUT_SYNTAX,
     check_labels_and_annotations,
     check_metadata_update,
 )
-from jobguard.validators.rules.object_names import check_cronjob_name_length, check_object_meta
+from jobguard.validators.rules.object_names import (
+    NameOptions,
+    check_cronjob_name_length,
+    check_object_meta,
+)
 from jobguard.validators.rules.pod import check_pod_template
-from jobguard.validators.rules.schema import check_schema
+from jobguard.validators.rules.schema import SchemaOptions, check_schema
 from jobguard.validators.rules.status import check_job_status, check_job_status_update
 from jobguard.validators.rules.suspend import (
     SuspendOptions,
+    SuspendUpdateOptions,
     check_suspend_status,
     check_suspend_update,
     suspend_options,
 )
 from jobguard.validators.rules.suspend_policy import (
     PolicyOptions,
+    PolicyUpdateOptions,
     check_cronjob_policy,
     check_forced_suspend_kept,
     check_suspend_policy_create,
@@ -80,7 +88,7 @@ from jobguard.validators.rules.template import (
     check_template_update,
 )
 from jobguard.validators.settings import Settings
-from jobguard.validators.strategy import job_options, status_options
+from jobguard.validators.strategy import DEFAULTED, job_options, status_options
 
 JUDGED_KINDS = ("Job", "CronJob")
 DECODE_RULE = "DEC-001"
@@ -212,9 +220,9 @@ def _job_spec_errors(ctx: JobContext, create: bool, keep: bool = True) -> list[F
 
     def check(_: object = None) -> list[FieldError]:
         return (
-            check_job_spec(ctx.new.spec, "spec")
+            check_job_spec(ctx.new.spec, None, "spec", DEFAULTED)
             + check_pod_template(ctx.new_json.template, "spec.template", create=create)
-            + check_selector(ctx.new_json, "spec")
+            + check_selector(ctx.new_json, None, "spec", None)
         )
 
     if not keep:
@@ -294,12 +302,14 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
         uncounted = (new_json.uncounted_terminated_pods, ctx.old_json.uncounted_terminated_pods)
         status_opts = status_options(new, old, new_state, old_state, ctx.semantics, uncounted)
-        errors = check_metadata_update(new_json.metadata, ctx.old_json.metadata, "metadata")
-        errors += check_job_status(new, new_state, "status", status_opts, old)
-        errors += check_job_status_update(new, old, new_state, old_state, "status", status_opts)
+        errors = check_metadata_update(
+            new_json.metadata, ctx.old_json.metadata, "metadata", WITH_SYNTAX
+        )
+        errors += check_job_status(new, old, "status", status_opts)
+        errors += check_job_status_update(new, old, "status", status_opts)
         # Not upstream: suspend semantics of the status (never for exempt requesters).
         if not _requester_options(settings, ctx.namespace, ctx.requester).exempt:
-            errors += check_suspend_status(new_state, old_state, ctx.transition, "status")
+            errors += check_suspend_status(new_state, old_state, "status", ctx.transition)
         return errors
     # Upstream jobStrategy.Validate / ValidateUpdate: the options, ValidateJob, then on UPDATE
     # ValidateJobUpdate.
@@ -311,21 +321,26 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
     create = update is None
     job_spec = _job_spec_errors(ctx, create, keep=not manifest)
     # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
-    errors = check_object_meta(new.metadata, ctx.namespace) if create else []
+    if create:
+        errors = check_object_meta(new.metadata, None, "metadata", NameOptions(ctx.namespace))
+    else:
+        errors = []
     errors += check_labels_and_annotations(new_json.metadata, "metadata")
-    errors += check_generated_selector(new_json, opts)
+    errors += check_generated_selector(new_json, None, "spec", opts)
     errors += job_spec
-    errors += check_indexed_hostname(new, "metadata")
+    errors += check_indexed_hostname(new, None, "metadata", None)
     if update is not None:
         old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
         errors += check_metadata_update(
-            new_json.metadata, old_json.metadata, "metadata", syntax=False
+            new_json.metadata, old_json.metadata, "metadata", WITHOUT_SYNTAX
         )
         # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
         # again, not computed twice), the immutable fields and the pod template.
         errors += job_spec
-        errors += check_job_spec_update_fields(update.new, update.old, new_json, old_json, "spec")
+        errors += check_job_spec_update_fields(
+            JobViews(update.new, new_json), JobViews(update.old, old_json), "spec", None
+        )
         errors += check_template_update(new_json, old_json, "spec", opts)
     # Not upstream: suspend semantics, then suspend policies (never for exempt requesters).
     requester_opts = _requester_options(settings, ctx.namespace, ctx.requester)
@@ -333,15 +348,19 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         # A built-in controller's CREATE still meets a policy's forced suspension: it acts for
         # others, and an unsuspended matched Job from it means /mutate did not suspend it.
         if update is None and not requester_opts.exempt_beyond_controllers:
-            errors += check_forced_suspend_kept(new, "spec", requester_opts.policy)
+            errors += check_forced_suspend_kept(new, None, "spec", requester_opts.policy)
         return errors
     ne_opts, sus_opts = requester_opts.suspend, requester_opts.policy
     if update is not None:
         change = update.transition
-        errors += check_suspend_update(ctx.new_state, update.old_state, change, "spec", ne_opts)
-        errors += check_suspend_policy_update(new, update.old, change, "spec", sus_opts)
+        errors += check_suspend_update(
+            ctx.new_state, update.old_state, "spec", SuspendUpdateOptions(change, ne_opts)
+        )
+        errors += check_suspend_policy_update(
+            new, update.old, "spec", PolicyUpdateOptions(change, sus_opts)
+        )
     else:
-        errors += check_suspend_policy_create(new, "spec", sus_opts)
+        errors += check_suspend_policy_create(new, None, "spec", sus_opts)
     return errors
 
 
@@ -359,21 +378,25 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     ValidateCronJobUpdate)."""
     create = ctx.operation is Operation.CREATE
     if create:
-        errors = check_object_meta(ctx.new.metadata, namespace)
+        errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
         errors += check_labels_and_annotations(_dict(ctx.new_raw.get("metadata")), "metadata")
     else:
         errors = check_metadata_update(
             _dict(ctx.new_raw.get("metadata")),
             _dict((ctx.old_raw or {}).get("metadata")),
             "metadata",
+            WITH_SYNTAX,
         )
     spec = _spec(ctx.new_raw)
-    errors += check_cronjob_spec_head(spec, None if create else _spec(ctx.old_raw))
-    errors += check_cronjob(ctx.new, "spec")
+    old_spec = None if create else _spec(ctx.old_raw)
+    errors += check_cronjob_spec_head(spec, old_spec, "spec", None)
+    errors += check_cronjob(ctx.new, None, "spec", None)
     template = _spec(_dict(spec.get("jobTemplate"))).get("template")
     errors += check_pod_template(template, "spec.jobTemplate.spec.template", create=create)
-    errors += check_cronjob_spec_tail(spec)
-    return errors + (check_cronjob_name_length(ctx.new.metadata) if create else [])
+    errors += check_cronjob_spec_tail(spec, None, "spec", None)
+    if create:
+        errors += check_cronjob_name_length(ctx.new.metadata, None, "metadata", None)
+    return errors
 
 
 def resolve_violations(errors: list[FieldError], settings: Settings) -> list[Violation]:
@@ -416,7 +439,7 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
             errors = cronjob_errors(cron_ctx, request.namespace)
             # Not upstream: what becomes of the Jobs it creates under a suspend policy.
             opts = policy_options(settings.policies, request.namespace, request.requester)
-            errors += check_cronjob_policy(cron_ctx.new, "spec", opts)
+            errors += check_cronjob_policy(cron_ctx.new, None, "spec", opts)
     except ObjectDecodeError as exc:
         # A manifest's other wrongly typed fields, beyond the ones the decoder reads, are
         # reported at once too.
@@ -428,7 +451,8 @@ def evaluate(request: Request, settings: Settings) -> Verdict:
         return _unreadable(request.kind, name, error, settings)
     if request.manifest:
         # Decoding a manifest comes first (docs/RULES.md, "OpenAPI schema (SC)").
-        errors = check_schema(request.kind, request.object, settings.semantics.version) + errors
+        schema_opts = SchemaOptions(request.kind, settings.semantics.version)
+        errors = check_schema(request.object, None, "object", schema_opts) + errors
     return Verdict(
         request.kind,
         name,
@@ -463,7 +487,8 @@ def _decode_field_error(problem: DecodeProblem) -> FieldError:
 
 def _schema_errors(request: Request, settings: Settings) -> list[FieldError]:
     try:
-        return check_schema(request.kind, request.object, settings.semantics.version)
+        schema = SchemaOptions(request.kind, settings.semantics.version)
+        return check_schema(request.object, None, "object", schema)
     except RecursionError:
         return []
 

@@ -29,6 +29,19 @@ class JobOptions:
     """TM-003: the containers' resources may change (KEP-5440)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SpecOptions:
+    """How the create-style Job spec checks (`check_job_spec`) read a spec."""
+
+    defaulted: bool
+    """The Job defaulter ran (a Job's spec); False for a CronJob's template, which it never
+    touches."""
+
+
+DEFAULTED = SpecOptions(defaulted=True)
+AS_WRITTEN = SpecOptions(defaulted=False)
+
+
 def job_options(old: Job | None, old_state: JobState | None, semantics: Semantics) -> JobOptions:
     """Upstream `validationOptionsForJob`; `old` (and its lifecycle state) is None on CREATE.
 
@@ -95,6 +108,10 @@ class StatusOptions:
     start_time_update_is_invalid: bool
     """Not an upstream option: the version's wording of ST-033 (1.36: Invalid "field is
     immutable ..."; before: Required "startTime cannot be removed ...")."""
+    state: JobState
+    """Not an upstream option: the new Job's lifecycle state, which the status rules read."""
+    old_state: JobState
+    """Likewise, the stored Job's."""
 
 
 _UNCOUNTED_LISTS = ("succeeded", "failed")
@@ -203,4 +220,6 @@ def status_options(
         reject_finished_with_terminating=finished_changed or terminating_changed,
         # The version's wording of ST-033.
         start_time_update_is_invalid=semantics.newest_status_strategy,
+        state=new_state,
+        old_state=old_state,
     )

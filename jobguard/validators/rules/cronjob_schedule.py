@@ -21,10 +21,18 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def check_schedule(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[FieldError]:
+HEAD_COUNTS = ("startingDeadlineSeconds",)
+"""check_non_negative's fields before the job template."""
+TAIL_COUNTS = ("successfulJobsHistoryLimit", "failedJobsHistoryLimit")
+"""check_non_negative's fields after the job template."""
+
+
+def check_schedule(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
+) -> list[FieldError]:
     """validateScheduleFormat: cron syntax, and TZ=/CRON_TZ= refused unless the stored
-    schedule already had it (then only without spec.timeZone)."""
-    path = "spec.schedule"
+    schedule already had it (then only without spec.timeZone). `path` is the spec's."""
+    path = f"{path}.schedule"
     schedule = spec.get("schedule")
     if schedule is None or schedule == "":
         return [required("CS-001", path)]
@@ -45,9 +53,11 @@ def check_schedule(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> lis
     return errors
 
 
-def check_time_zone(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> list[FieldError]:
+def check_time_zone(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
+) -> list[FieldError]:
     """validateTimeZone, on CREATE and whenever an UPDATE changes the zone."""
-    path = "spec.timeZone"
+    path = f"{path}.timeZone"
     zone = spec.get("timeZone")
     if not isinstance(zone, str) or (old_spec is not None and old_spec.get("timeZone") == zone):
         return []
@@ -73,35 +83,42 @@ def check_time_zone(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> li
     return errors
 
 
-def check_concurrency_policy(spec: dict[str, Any]) -> list[FieldError]:
+def check_concurrency_policy(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
+) -> list[FieldError]:
     policy = spec.get("concurrencyPolicy")
     if not isinstance(policy, str) or policy == "" or policy in CONCURRENCY_POLICIES:
         return []
-    return [not_supported("CS-003", "spec.concurrencyPolicy", policy, CONCURRENCY_POLICIES)]
+    return [not_supported("CS-003", f"{path}.concurrencyPolicy", policy, CONCURRENCY_POLICIES)]
 
 
-def check_non_negative(spec: dict[str, Any], names: tuple[str, ...]) -> list[FieldError]:
-    """startingDeadlineSeconds, successfulJobsHistoryLimit, failedJobsHistoryLimit >= 0."""
+def check_non_negative(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, names: tuple[str, ...]
+) -> list[FieldError]:
+    """The fields `names` (HEAD_COUNTS, TAIL_COUNTS) >= 0."""
     errors: list[FieldError] = []
     for name in names:
         value = _int(spec.get(name))
         if value is not None and value < 0:
-            errors.append(non_negative("CS-004", f"spec.{name}", value))
+            errors.append(non_negative("CS-004", f"{path}.{name}", value))
     return errors
 
 
 def check_cronjob_spec_head(
-    spec: dict[str, Any], old_spec: dict[str, Any] | None
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
 ) -> list[FieldError]:
-    """The checks upstream makes before the job template, in its order."""
+    """The checks upstream makes before the job template, in its order (`old_spec` is None on
+    CREATE)."""
     return (
-        check_schedule(spec, old_spec)
-        + check_non_negative(spec, ("startingDeadlineSeconds",))
-        + check_time_zone(spec, old_spec)
-        + check_concurrency_policy(spec)
+        check_schedule(spec, old_spec, path, None)
+        + check_non_negative(spec, old_spec, path, HEAD_COUNTS)
+        + check_time_zone(spec, old_spec, path, None)
+        + check_concurrency_policy(spec, old_spec, path, None)
     )
 
 
-def check_cronjob_spec_tail(spec: dict[str, Any]) -> list[FieldError]:
+def check_cronjob_spec_tail(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
+) -> list[FieldError]:
     """The checks upstream makes after the job template."""
-    return check_non_negative(spec, ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"))
+    return check_non_negative(spec, old_spec, path, TAIL_COUNTS)

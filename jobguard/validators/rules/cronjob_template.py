@@ -12,6 +12,7 @@ from dataclasses import replace
 from jobguard.validators.errors import FieldError, invalid, not_supported
 from jobguard.validators.model import CronJob, as_sent
 from jobguard.validators.rules.jobspec import check_job_spec
+from jobguard.validators.strategy import AS_WRITTEN
 
 
 def _as_cronjob_rule(error: FieldError) -> FieldError:
@@ -19,11 +20,13 @@ def _as_cronjob_rule(error: FieldError) -> FieldError:
     return replace(error, rule=rule)
 
 
-def check_cronjob(cronjob: CronJob, path: str) -> list[FieldError]:
-    """CJ-001..CJ-005 on the CronJob's spec at `path`."""
+def check_cronjob(cronjob: CronJob, old: CronJob | None, path: str, opts: None) -> list[FieldError]:
+    """CJ-001..CJ-005 on the CronJob's spec at `path`: the same on CREATE and UPDATE (the
+    template is freely mutable), so `old` is not read."""
     spec = cronjob.spec.job_template.spec
     spec_path = f"{path}.jobTemplate.spec"
-    errors = [_as_cronjob_rule(e) for e in check_job_spec(spec, spec_path, defaulted=False)]
+    template_errors = check_job_spec(spec, None, spec_path, AS_WRITTEN)
+    errors = [_as_cronjob_rule(e) for e in template_errors]
     selector = as_sent(spec.selector)
     if selector is not None:
         errors.append(

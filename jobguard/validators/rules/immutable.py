@@ -8,6 +8,7 @@ so a manifest that omits a defaulted field does not change it.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from jobguard.validators.defaults import default_pod_failure_policy
@@ -16,21 +17,31 @@ from jobguard.validators.model import INDEXED, Job, JobJson, JobSpec
 from jobguard.validators.semantic import field_changes, semantic_equal
 
 
-def check_immutable_part(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
-    """A part that must stay semantically equal (IM-001 selector, IM-007 successPolicy)."""
+@dataclass(frozen=True, slots=True)
+class JobViews:
+    """One Job read both ways: typed and defaulted (`job`), and as sent (`json`)."""
+
+    job: Job
+    json: JobJson
+
+
+def check_immutable_part(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
+    """A part that must stay semantically equal (IM-001 selector, IM-007 successPolicy); the
+    options are the rule's ID."""
     if semantic_equal(new, old):
         return []
     return [immutable(rule, path, new, field_changes(old, new, path))]
 
 
-def check_immutable_field(rule: str, new: Any, old: Any, path: str) -> list[FieldError]:
-    """A defaulted scalar that must stay equal (IM-003, IM-005, IM-006)."""
+def check_immutable_field(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
+    """A defaulted scalar that must stay equal (IM-003, IM-005, IM-006); the options are the
+    rule's ID."""
     if new == old:
         return []
     return [immutable(rule, path, new, (FieldChange(path, old, new),))]
 
 
-def check_completions_update(new: JobSpec, old: JobSpec, path: str) -> list[FieldError]:
+def check_completions_update(new: JobSpec, old: JobSpec, path: str, opts: None) -> list[FieldError]:
     """IM-002 (upstream validateCompletions): Indexed Jobs scale with parallelism."""
     if new.completions == old.completions:
         return []
@@ -48,7 +59,9 @@ def check_completions_update(new: JobSpec, old: JobSpec, path: str) -> list[Fiel
     return []
 
 
-def check_pod_failure_policy_update(new: JobJson, old: JobJson, path: str) -> list[FieldError]:
+def check_pod_failure_policy_update(
+    new: JobJson, old: JobJson, path: str, opts: None
+) -> list[FieldError]:
     """IM-004: spec.podFailurePolicy, compared with the Job defaulter's defaults applied."""
     new_policy = new.pod_failure_policy
     new_defaulted = default_pod_failure_policy(new_policy)
@@ -61,28 +74,31 @@ def check_pod_failure_policy_update(new: JobJson, old: JobJson, path: str) -> li
 
 
 def check_job_spec_update_fields(
-    new_job: Job, old_job: Job, new_json: JobJson, old_json: JobJson, path: str
+    new: JobViews, old: JobViews, path: str, opts: None
 ) -> list[FieldError]:
     """IM-001..IM-007, upstream ValidateJobSpecUpdate's ValidateImmutableField calls: parts
     compare as sent, scalars as defaulted (a manifest that omits a defaulted field does not
     change it)."""
-    new, old = new_job.spec, old_job.spec
+    new_json, old_json = new.json, old.json
+    new_spec, old_spec = new.job.spec, old.job.spec
     errors = check_immutable_part(
-        "IM-001", new_json.selector, old_json.selector, f"{path}.selector"
+        new_json.selector, old_json.selector, f"{path}.selector", "IM-001"
     )
-    errors += check_completions_update(new, old, path)
+    errors += check_completions_update(new_spec, old_spec, path, None)
     errors += check_immutable_field(
-        "IM-003", new.completion_mode, old.completion_mode, f"{path}.completionMode"
+        new_spec.completion_mode, old_spec.completion_mode, f"{path}.completionMode", "IM-003"
     )
-    errors += check_pod_failure_policy_update(new_json, old_json, path)
+    errors += check_pod_failure_policy_update(new_json, old_json, path, None)
     errors += check_immutable_field(
-        "IM-005",
-        new.backoff_limit_per_index,
-        old.backoff_limit_per_index,
+        new_spec.backoff_limit_per_index,
+        old_spec.backoff_limit_per_index,
         f"{path}.backoffLimitPerIndex",
+        "IM-005",
     )
-    errors += check_immutable_field("IM-006", new.managed_by, old.managed_by, f"{path}.managedBy")
+    errors += check_immutable_field(
+        new_spec.managed_by, old_spec.managed_by, f"{path}.managedBy", "IM-006"
+    )
     errors += check_immutable_part(
-        "IM-007", new_json.success_policy, old_json.success_policy, f"{path}.successPolicy"
+        new_json.success_policy, old_json.success_policy, f"{path}.successPolicy", "IM-007"
     )
     return errors

@@ -19,6 +19,7 @@ from jobguard.validators.model import INDEXED, NON_INDEXED, Job, JobSpec
 from jobguard.validators.names import is_dns1123_label, is_dns1123_subdomain
 from jobguard.validators.rules.pod_failure_policy import check_pod_failure_policy
 from jobguard.validators.rules.success_policy import check_success_policy
+from jobguard.validators.strategy import SpecOptions
 
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
 MAX_FAILED_INDEXES_LIMIT = 100_000
@@ -214,22 +215,24 @@ def _restart_policy(spec: JobSpec, path: str) -> list[FieldError]:
     return []
 
 
-def check_job_spec(spec: JobSpec, path: str, *, defaulted: bool = True) -> list[FieldError]:
-    """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order.
-
-    `defaulted` is False for CronJob templates, which the Job defaulter never touches.
+def check_job_spec(
+    spec: JobSpec, old: JobSpec | None, path: str, opts: SpecOptions
+) -> list[FieldError]:
+    """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order: a
+    function of the spec alone (`old` is not read). `opts` is DEFAULTED for a Job, AS_WRITTEN
+    for a CronJob's template, which the Job defaulter never touches.
     """
     errors = _non_negative_counts(spec, path)
     errors += _managed_by(spec, path)
     errors += _completion_mode(spec, path)
-    errors += check_pod_failure_policy(spec, path, defaulted=defaulted)
-    errors += check_success_policy(spec, path)
+    errors += check_pod_failure_policy(spec, None, path, opts)
+    errors += check_success_policy(spec, None, path, None)
     errors += _pod_replacement_policy(spec, path)
     errors += _restart_policy(spec, path)
     return errors
 
 
-def check_indexed_hostname(job: Job, path: str) -> list[FieldError]:
+def check_indexed_hostname(job: Job, old: Job | None, path: str, opts: None) -> list[FieldError]:
     """JS-007: the largest Indexed pod hostname `<name>-<completions-1>` must be a DNS label
     (`path` is the Job's metadata)."""
     spec, name = job.spec, job.metadata.name or ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -140,8 +141,18 @@ def check_labels_and_annotations(metadata: Mapping[str, Any], path: str) -> list
     return errors
 
 
+@dataclass(frozen=True, slots=True)
+class MetadataOptions:
+    syntax: bool
+    """Label and annotation syntax is judged too (False: the caller already judged it)."""
+
+
+WITH_SYNTAX = MetadataOptions(syntax=True)
+WITHOUT_SYNTAX = MetadataOptions(syntax=False)
+
+
 def check_metadata_update(
-    new: Mapping[str, Any], old: Mapping[str, Any], path: str, *, syntax: bool = True
+    new: Mapping[str, Any], old: Mapping[str, Any], path: str, opts: MetadataOptions
 ) -> list[FieldError]:
     """IM-008 (upstream ValidateObjectMetaUpdate) on the metadata as sent: immutable members,
     and label/annotation syntax unless the caller already checked it."""
@@ -151,4 +162,4 @@ def check_metadata_update(
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
             change = FieldChange(f"{path}.{key}", old.get(key, ABSENT), new.get(key, ABSENT))
             errors.append(immutable("IM-008", f"{path}.{key}", new_value, (change,)))
-    return errors + check_labels_and_annotations(new, path) if syntax else errors
+    return errors + check_labels_and_annotations(new, path) if opts.syntax else errors

@@ -7,6 +7,8 @@ only: on UPDATE the name is immutable and upstream does not judge its syntax aga
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from jobguard.validators.errors import FieldError, invalid, required
 from jobguard.validators.model import ObjectMeta
 from jobguard.validators.names import (
@@ -31,14 +33,18 @@ def generated_name(metadata: ObjectMeta) -> str:
     return ""
 
 
-def check_object_meta(
-    metadata: ObjectMeta, namespace: str, path: str = "metadata"
-) -> list[FieldError]:
-    """generateName and name as DNS subdomains, the namespace as a DNS label.
+@dataclass(frozen=True, slots=True)
+class NameOptions:
+    namespace: str
+    """The request's namespace, judged when the object names none (the API server sets it
+    before validating); no namespace at all is left alone."""
 
-    `namespace` is the request's when the object names none (the API server sets it before
-    validating); no namespace at all is left alone.
-    """
+
+def check_object_meta(
+    metadata: ObjectMeta, old: ObjectMeta | None, path: str, opts: NameOptions
+) -> list[FieldError]:
+    """generateName and name as DNS subdomains, the namespace as a DNS label (create-style:
+    `old` is not read)."""
     errors: list[FieldError] = []
     if metadata.generate_name:
         for problem in name_is_dns_subdomain(metadata.generate_name, True):
@@ -50,16 +56,18 @@ def check_object_meta(
         errors.append(required("OM-001", f"{path}.name", "name or generateName is required"))
     for problem in name_is_dns_subdomain(name, False) if name else ():
         errors.append(invalid("OM-001", f"{path}.name", name, problem))
-    namespace = metadata.namespace or namespace
+    namespace = metadata.namespace or opts.namespace
     # ValidateNamespaceName: NameIsDNSLabel, never a prefix here.
     for problem in dns1123_label_problems(namespace) if namespace else ():
         errors.append(invalid("OM-003", f"{path}.namespace", namespace, problem))
     return errors
 
 
-def check_cronjob_name_length(metadata: ObjectMeta) -> list[FieldError]:
+def check_cronjob_name_length(
+    metadata: ObjectMeta, old: ObjectMeta | None, path: str, opts: None
+) -> list[FieldError]:
     """ValidateCronJobCreate: at most 52 characters (CREATE only, so longer old names stay)."""
     name = generated_name(metadata)
     if len(name) > MAX_CRONJOB_NAME_LENGTH:
-        return [invalid("OM-002", "metadata.name", name, max_len_error(MAX_CRONJOB_NAME_LENGTH))]
+        return [invalid("OM-002", f"{path}.name", name, max_len_error(MAX_CRONJOB_NAME_LENGTH))]
     return []

@@ -17,6 +17,7 @@ from jobguard.validators.model import (
     PodConditionsPattern,
 )
 from jobguard.validators.rules.metadata_update import qualified_name_problem
+from jobguard.validators.strategy import SpecOptions
 
 MAX_RULES = 20
 MAX_EXIT_CODES = 255
@@ -110,9 +111,10 @@ def _pod_conditions(
 
 
 def check_pod_failure_policy(
-    spec: JobSpec, path: str, *, defaulted: bool = True
+    spec: JobSpec, old: JobSpec | None, path: str, opts: SpecOptions
 ) -> list[FieldError]:
-    """JS-008 on the spec at `path` (upstream validatePodFailurePolicy)."""
+    """JS-008 on the spec at `path` (upstream validatePodFailurePolicy); `old` is not read, and
+    `opts.defaulted` says whether an empty onPodConditions status was defaulted to "True"."""
     if spec.pod_failure_policy is None:
         return []
     rules_path = f"{path}.podFailurePolicy.rules"
@@ -144,7 +146,7 @@ def check_pod_failure_policy(
         if exit_codes is not None:
             errors += _exit_codes(exit_codes, f"{rule_path}.onExitCodes", names)
         if conditions is not None:
-            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions", defaulted)
+            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions", opts.defaulted)
         if exit_codes is not None and conditions:
             errors.append(
                 invalid_omitted(

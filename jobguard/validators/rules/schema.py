@@ -55,9 +55,20 @@ def compiled(version: str) -> CompiledSchemas:
     return CompiledSchemas(definitions, validators)
 
 
-def check_schema(kind: str, obj: Any, version: str) -> list[FieldError]:
-    """Every schema error of a Job or CronJob manifest (an empty list when it conforms)."""
-    schemas = compiled(version)
+@dataclass(frozen=True, slots=True)
+class SchemaOptions:
+    kind: str
+    """Job or CronJob: whose schema."""
+    version: str
+    """The Kubernetes version whose schemas apply."""
+
+
+def check_schema(obj: Any, old: Any, path: str, opts: SchemaOptions) -> list[FieldError]:
+    """Every schema error of a Job or CronJob manifest (an empty list when it conforms); paths
+    are the object's own (`path` names the object itself, in the error of a document that
+    cannot be validated), and `old` is not read."""
+    kind = opts.kind
+    schemas = compiled(opts.version)
     validator = schemas.validators.get(kind)
     if validator is None or not isinstance(obj, dict):
         return []
@@ -75,7 +86,7 @@ def check_schema(kind: str, obj: Any, version: str) -> list[FieldError]:
             if "Recursion limit" in reason
             else f"cannot be validated as JSON: {reason}"
         )
-        return [invalid_omitted("SC-002", "object", detail)]
+        return [invalid_omitted("SC-002", path, detail)]
     return errors
 
 

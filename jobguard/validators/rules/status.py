@@ -21,7 +21,7 @@ from jobguard.validators.errors import (
     required,
 )
 from jobguard.validators.intervals import IndexParseError, count_indexes, first_overlap
-from jobguard.validators.lifecycle import COMPLETE, FAILED, FAILURE_TARGET, JobState
+from jobguard.validators.lifecycle import COMPLETE, FAILED, FAILURE_TARGET
 from jobguard.validators.model import INDEXED, Job, Time, as_sent
 from jobguard.validators.strategy import StatusOptions
 
@@ -173,12 +173,11 @@ def _index_errors(job: Job, path: str, opts: StatusOptions, old: Job | None) -> 
     return errors
 
 
-def check_job_status(
-    job: Job, state: JobState, path: str, opts: StatusOptions, old: Job | None = None
-) -> list[FieldError]:
-    """The new status on its own (upstream validateJobStatus), in upstream order; `state` is
-    the Job's lifecycle state. `old`, the stored Job of an update, only saves work (index
+def check_job_status(job: Job, old: Job | None, path: str, opts: StatusOptions) -> list[FieldError]:
+    """The new status on its own (upstream validateJobStatus), in upstream order; `opts.state`
+    is the Job's lifecycle state. `old`, the stored Job of an update, only saves work (index
     lists are parsed from where they differ from the stored ones)."""
+    state = opts.state
     status = job.status
     errors = _always_on_counters(job, path)
 
@@ -327,11 +326,10 @@ def check_job_status(
     return errors
 
 
-def check_job_status_update(
-    new: Job, old: Job, state: JobState, old_state: JobState, path: str, opts: StatusOptions
-) -> list[FieldError]:
+def check_job_status_update(new: Job, old: Job, path: str, opts: StatusOptions) -> list[FieldError]:
     """The status against the old one (upstream validateJobStatusUpdate), in upstream order;
-    the states are the Jobs' lifecycle states."""
+    `opts.state` and `opts.old_state` are the Jobs' lifecycle states."""
+    state, old_state = opts.state, opts.old_state
     errors: list[FieldError] = []
     new_status, old_status = new.status, old.status
     if opts.reject_disabling_terminal_condition:

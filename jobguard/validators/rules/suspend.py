@@ -73,6 +73,15 @@ NE002_DETAIL = "the Suspended condition must be kept (set to False on resume), e
 """NE-002's message, also given for a stored Job (`at_rest`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SuspendUpdateOptions:
+    """What check_suspend_update reads besides the two states: what the update changes, and
+    the requester's options."""
+
+    change: Transition
+    requester: SuspendOptions
+
+
 def _ne007(path: str, opts: SuspendOptions) -> FieldError:
     return forbidden(
         "NE-007", f"{path}.suspend", f"user {opts.username!r} may not change spec.suspend"
@@ -80,11 +89,12 @@ def _ne007(path: str, opts: SuspendOptions) -> FieldError:
 
 
 def check_suspend_update(
-    new: JobState, old: JobState, change: Transition, path: str, opts: SuspendOptions
+    new: JobState, old: JobState, path: str, options: SuspendUpdateOptions
 ) -> list[FieldError]:
-    """NE rules on UPDATE of `jobs`."""
+    """NE rules on UPDATE of `jobs`, on the Jobs' lifecycle states."""
     errors: list[FieldError] = []
-    bits = change.value
+    bits = options.change.value
+    opts = options.requester
     if bits & _SUSPENDED and old.finished:
         errors.append(forbidden("NE-001", f"{path}.suspend", "a finished Job cannot be suspended"))
     if bits & _RESUMED and new.has_active_deadline:
@@ -124,9 +134,10 @@ def check_suspend_update(
 
 
 def check_suspend_status(
-    new: JobState, old: JobState, change: Transition, path: str
+    new: JobState, old: JobState, path: str, change: Transition
 ) -> list[FieldError]:
-    """NE rules on UPDATE of `jobs/status`."""
+    """NE rules on UPDATE of `jobs/status`, on the Jobs' lifecycle states; the options are
+    what the update changes."""
     errors: list[FieldError] = []
     bits = change.value
     if old.has_suspended_condition and new.suspended_condition_count != 1:

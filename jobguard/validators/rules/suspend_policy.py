@@ -62,7 +62,18 @@ def _matching_policy(job: Job, opts: PolicyOptions) -> SuspendPolicy | None:
     return opts.policies.policy_for(opts.namespace, job_labels(job))
 
 
-def check_suspend_policy_create(new: Job, path: str, opts: PolicyOptions) -> list[FieldError]:
+@dataclass(frozen=True, slots=True)
+class PolicyUpdateOptions:
+    """What check_suspend_policy_update reads besides the two Jobs: what the update changes,
+    and the policies as they apply to the requester."""
+
+    change: Transition
+    policy: PolicyOptions
+
+
+def check_suspend_policy_create(
+    new: Job, old: Job | None, path: str, opts: PolicyOptions
+) -> list[FieldError]:
     """SUS-001: matched Jobs are created suspended, unless by the policy's controllers."""
     policies, requester = opts.policies, opts.requester
     if not policies.policies:
@@ -81,7 +92,9 @@ def check_suspend_policy_create(new: Job, path: str, opts: PolicyOptions) -> lis
     ]
 
 
-def check_forced_suspend_kept(new: Job, path: str, opts: PolicyOptions) -> list[FieldError]:
+def check_forced_suspend_kept(
+    new: Job, old: Job | None, path: str, opts: PolicyOptions
+) -> list[FieldError]:
     """SUS-008: a built-in controller (the cronjob-controller, creating a CronJob's Job for its
     author) creates a Job that a policy forces suspended, unsuspended: the mutating webhook did
     not suspend it (unavailable, too slow, or it refused the request). Created so, the Job would
@@ -109,10 +122,11 @@ def check_forced_suspend_kept(new: Job, path: str, opts: PolicyOptions) -> list[
 
 
 def check_suspend_policy_update(
-    new: Job, old: Job, change: Transition, path: str, opts: PolicyOptions
+    new: Job, old: Job, path: str, options: PolicyUpdateOptions
 ) -> list[FieldError]:
     """SUS-002..SUS-006: only a matched policy's controllers resume, suspend, re-place, relabel or
     scale up its Jobs (the old Job's policy governs; a newly matched one otherwise)."""
+    opts, change = options.policy, options.change
     policies, requester = opts.policies, opts.requester
     if not policies.policies:
         return []
@@ -199,7 +213,9 @@ def _scaled_up(new: Job, old: Job, path: str, who: str, name: str) -> list[Field
     ]
 
 
-def check_cronjob_policy(cronjob: CronJob, path: str, opts: PolicyOptions) -> list[FieldError]:
+def check_cronjob_policy(
+    cronjob: CronJob, old: CronJob | None, path: str, opts: PolicyOptions
+) -> list[FieldError]:
     """SUS-007 (informational): the Jobs a CronJob creates match a policy; say what becomes of
     them. They are created by the cronjob-controller from `spec.jobTemplate`, labelled as the
     template says (its pod template's labels when it has none), in the CronJob's namespace."""

@@ -24,9 +24,11 @@ from jobguard.validators.semantic import field_changes
 from jobguard.validators.strategy import JobOptions
 
 
-def check_generated_selector(job: JobJson, opts: JobOptions) -> list[FieldError]:
+def check_generated_selector(
+    job: JobJson, old: JobJson | None, path: str, opts: JobOptions
+) -> list[FieldError]:
     """TM-005 (upstream validateGeneratedSelector): the labels and selector the server
-    generated must be intact."""
+    generated must be intact (`path` is the Job's spec; `old` is not read)."""
     selector = job.selector
     if job.spec.get("manualSelector") is True or selector is None:
         return []
@@ -34,28 +36,29 @@ def check_generated_selector(job: JobJson, opts: JobOptions) -> list[FieldError]
     uid = job.metadata.get("uid") or ""
     name = job.metadata.get("name") or ""
     if not uid:
-        errors.append(required("TM-005", "metadata.uid"))
+        errors.append(required("TM-005", "metadata.uid"))  # the Job's, beside `path`
     labels = job.template_labels
     expected = [(LEGACY_CONTROLLER_UID_LABEL, uid), (LEGACY_JOB_NAME_LABEL, name)]
     if opts.require_prefixed_labels:
         expected += [(CONTROLLER_UID_LABEL, uid), (JOB_NAME_LABEL, name)]
     for key, value in expected:
-        path = f"spec.template.metadata.labels[{key}]"
+        label_path = f"{path}.template.metadata.labels[{key}]"
         if key not in labels:
-            errors.append(required("TM-005", path, f"must be '{value}'"))
+            errors.append(required("TM-005", label_path, f"must be '{value}'"))
         elif labels[key] != value:
-            errors.append(invalid("TM-005", path, labels, f"must be '{value}'"))
+            errors.append(invalid("TM-005", label_path, labels, f"must be '{value}'"))
     expected_selector_labels = {LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name}
     if opts.require_prefixed_labels:
         expected_selector_labels[CONTROLLER_UID_LABEL] = uid
         expected_selector_labels[JOB_NAME_LABEL] = name
-    selector_parses = not validate_selector("TM-005", selector, "spec.selector")
+    selector_path = f"{path}.selector"
+    selector_parses = not validate_selector("TM-005", selector, selector_path)
     if selector_parses and not selector_matches(selector, expected_selector_labels):
-        errors.append(invalid("TM-005", "spec.selector", selector, "`selector` not auto-generated"))
+        errors.append(invalid("TM-005", selector_path, selector, "`selector` not auto-generated"))
     return errors
 
 
-def check_selector(job: JobJson, path: str) -> list[FieldError]:
+def check_selector(job: JobJson, old: JobJson | None, path: str, opts: None) -> list[FieldError]:
     """TM-007 selector required and well formed; TM-006 it selects the template labels
     (`path` is the Job's spec)."""
     selector = job.selector
