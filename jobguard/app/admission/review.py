@@ -15,17 +15,20 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal, get_args
 
+import msgspec
 import orjson
 
 from jobguard.app.admission import envelope as mutation_envelope
 from jobguard.app.admission import exact_json as jsonfallback
 from jobguard.app.admission.types import (
+    AdmissionReview,
     Cause,
     ErrorBody,
     ResponsePayload,
     ReviewResponse,
     ReviewVersion,
     Status,
+    UserInfo,
 )
 from jobguard.validators import (
     RULES_BY_ID,
@@ -49,6 +52,7 @@ REVIEW_VERSIONS: tuple[ReviewVersion, ...] = get_args(ReviewVersion)
 _VERSIONS: dict[str, ReviewVersion] = {v: v for v in REVIEW_VERSIONS}
 RESOURCE_KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
 _OPERATIONS = {operation.value: operation for operation in Operation}
+_convert = msgspec.convert
 # kubectl prints each warning on one line; the Kubernetes docs advise at most 120 characters.
 MAX_WARNING_CHARS = 120
 
@@ -100,29 +104,6 @@ class ParsedReview:
     """`request.resource.resource` as sent (metrics label it only when known)."""
 
 
-def _str_field(request: dict[str, Any], key: str) -> str:
-    value = request.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise BadReview(f"request.{key} must be a string")
-    return value
-
-
-def _gvr(request: dict[str, Any]) -> tuple[str, str, str]:
-    resource = request.get("resource")
-    if resource is None:
-        return "", "", ""
-    if not isinstance(resource, dict):
-        raise BadReview("request.resource must be an object")
-    group = resource.get("group") or ""
-    version = resource.get("version") or ""
-    name = resource.get("resource") or ""
-    if not (isinstance(group, str) and isinstance(version, str) and isinstance(name, str)):
-        raise BadReview("request.resource fields must be strings")
-    return group, version, name
-
-
 _REQUESTERS: dict[tuple[str, tuple[str, ...]], Requester] = {}
 """Requesters already read (a cluster's writers are a few controllers and users), so that one
 is not built for every review: at most MAX_REQUESTERS (then emptied) of at most
@@ -132,25 +113,15 @@ MAX_REQUESTER_CHARS = 4096
 _NOBODY = Requester()
 
 
-def _requester(request: dict[str, Any]) -> Requester:
-    info = request.get("userInfo")
+def _requester(info: UserInfo | None) -> Requester:
     if info is None:
         return _NOBODY
-    if not isinstance(info, dict):
-        raise BadReview("request.userInfo must be an object")
-    username = info.get("username") or ""
-    groups = info.get("groups") or []
-    if not isinstance(username, str) or not isinstance(groups, list):
-        raise BadReview("request.userInfo has a username or groups of the wrong type")
+    username = info.username or ""
+    groups = info.groups or ()
     key = (username, tuple(groups))
-    try:
-        known = _REQUESTERS.get(key)
-    except TypeError:  # an object or a list among the groups: unhashable, and not a string
-        known = None
-    if known is not None:  # only strings were kept, and no other value equals a string
+    known = _REQUESTERS.get(key)
+    if known is not None:
         return known
-    if not all(map(str.__instancecheck__, groups)):
-        raise BadReview("request.userInfo has a username or groups of the wrong type")
     requester = Requester(username, key[1])
     # A group counts a character at least: it holds a place in the tuple however short.
     if len(username) + len(groups) + sum(map(len, groups)) <= MAX_REQUESTER_CHARS:
@@ -198,43 +169,89 @@ def parse_mutation_review(body: bytes) -> ParsedReview:
     return _review_of(data, None)
 
 
+_WRONG_USER_INFO = "request.userInfo has a username or groups of the wrong type"
+_WRONG_RESOURCE = "request.resource fields must be strings"
+_REASONS = {
+    "$": "body must be a JSON object (an AdmissionReview)",
+    "$.request": "AdmissionReview has no request object",
+    "$.request.uid": "request.uid is missing or not a string",
+    "$.request.resource": "request.resource must be an object",
+    "$.request.resource.group": _WRONG_RESOURCE,
+    "$.request.resource.version": _WRONG_RESOURCE,
+    "$.request.resource.resource": _WRONG_RESOURCE,
+    "$.request.userInfo": "request.userInfo must be an object",
+    "$.request.userInfo.username": _WRONG_USER_INFO,
+    "$.request.userInfo.groups": _WRONG_USER_INFO,
+    "$.request.dryRun": "request.dryRun must be a boolean",
+}
+"""The reason for a field of the wrong type, by its path in msgspec's error (list indexes
+taken away); the other strings of `request` read "request.<field> must be a string"."""
+_AT = " - at `"
+
+
+def _wrong_type(exc: msgspec.ValidationError, data: Any) -> BadReview:
+    """The one-line reason for a review whose field has the wrong type."""
+    text = str(exc)
+    at = text.rfind(_AT)
+    path = re.sub(r"\[\d+\]", "", text[at + len(_AT) : -1]) if at >= 0 else "$"
+    if path == "$.apiVersion":
+        return _bad_version(data.get("apiVersion"))
+    if path == "$.kind":
+        return _bad_kind(data.get("kind"))
+    reason = _REASONS.get(path)
+    if reason is None:
+        reason = f"{path.removeprefix('$.')} must be a string"
+    return BadReview(reason)
+
+
+def _bad_version(sent: Any) -> BadReview:
+    return BadReview(f"apiVersion must be one of {', '.join(REVIEW_VERSIONS)}, got {sent!r}")
+
+
+def _bad_kind(sent: Any) -> BadReview:
+    return BadReview(f"kind must be AdmissionReview, got {sent!r}")
+
+
 def _review_of(data: Any, unreadable: ObjectDecodeError | None) -> ParsedReview:
-    """The checks of `parse_review` on the decoded body."""
-    if not isinstance(data, dict):
-        raise BadReview("body must be a JSON object (an AdmissionReview)")
-    sent_version = data.get("apiVersion")
-    api_version = _VERSIONS.get(sent_version) if isinstance(sent_version, str) else None
+    """The decoded body as a typed AdmissionReview (`types.AdmissionReview`: the one decoder of
+    every body, whichever reader decoded its JSON), then the checks of its values."""
+    try:
+        review = _convert(data, AdmissionReview)
+    except msgspec.ValidationError as exc:
+        raise _wrong_type(exc, data) from None
+    api_version = _VERSIONS.get(review.api_version or "")
     if api_version is None:
-        raise BadReview(
-            f"apiVersion must be one of {', '.join(REVIEW_VERSIONS)}, got {sent_version!r}"
-        )
-    if data.get("kind") != "AdmissionReview":
-        raise BadReview(f"kind must be AdmissionReview, got {data.get('kind')!r}")
-    request = data.get("request")
-    if not isinstance(request, dict):
-        raise BadReview("AdmissionReview has no request object")
-    uid = request.get("uid")
-    if not isinstance(uid, str) or not uid:
-        raise BadReview("request.uid is missing or not a string")
-    operation_text = _str_field(request, "operation")
-    operation = _OPERATIONS.get(operation_text)
+        raise _bad_version(review.api_version)
+    if review.kind != "AdmissionReview":
+        raise _bad_kind(review.kind)
+    request = review.request
+    if request is None:
+        raise BadReview(_REASONS["$.request"])
+    uid = request.uid
+    if not uid:
+        raise BadReview(_REASONS["$.request.uid"])
+    operation = _OPERATIONS.get(request.operation or "")
     if operation is None:
         raise BadReview(
-            f"request.operation must be CREATE, UPDATE, DELETE or CONNECT, got {operation_text!r}"
+            "request.operation must be CREATE, UPDATE, DELETE or CONNECT, "
+            f"got {request.operation or ''!r}"
         )
-    group, version, resource = _gvr(request)
+    gvr = request.resource
+    if gvr is None:
+        group = version = resource = ""
+    else:
+        group, version, resource = gvr.group or "", gvr.version or "", gvr.resource or ""
     kind = RESOURCE_KINDS.get(resource, "") if (group, version) == ("batch", "v1") else ""
-    dry_run = request.get("dryRun")
     parsed_request = Request(
         kind=kind or f"{group}/{version}/{resource}",
         operation=operation,
-        object=request.get("object"),
-        old_object=request.get("oldObject"),
-        subresource=_str_field(request, "subResource"),
-        namespace=_str_field(request, "namespace"),
-        name=_str_field(request, "name"),
-        requester=_requester(request),
-        dry_run=dry_run is True,
+        object=request.object,
+        old_object=request.old_object,
+        subresource=request.sub_resource or "",
+        namespace=request.namespace or "",
+        name=request.name or "",
+        requester=_requester(request.user_info),
+        dry_run=request.dry_run is True,
         unreadable=unreadable,
     )
     return ParsedReview(api_version, uid, parsed_request, resource)

@@ -1,56 +1,68 @@
-"""The AdmissionReview wire types (admission.k8s.io/v1 and v1beta1), typed in kopf's style.
+"""The AdmissionReview wire types (admission.k8s.io/v1 and v1beta1).
 
-TypedDicts: the bodies stay plain JSON objects for orjson, and a key's place on the wire is the
-place it is written in. Requests are what the API server sends (`parse_review` checks the
-fields jobguard reads); responses are what jobguard answers.
+Requests, what the API server sends: msgspec Structs of the fields jobguard reads, into which
+`review.parse_review` decodes every body (as controller-runtime's admission Decoder decodes a
+review into its typed AdmissionRequest); the object and the old object are kept as decoded.
+Responses, what jobguard answers: TypedDicts in kopf's style, so they stay plain JSON objects
+for orjson, and a key's place on the wire is the place it is written in.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
+import msgspec
+
 ReviewVersion = Literal["admission.k8s.io/v1", "admission.k8s.io/v1beta1"]
-Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
 
 
-class GroupVersionKind(TypedDict):
-    group: str
-    version: str
-    kind: str
+class GroupVersionResource(msgspec.Struct):
+    """`request.resource`."""
+
+    group: str | None = None
+    version: str | None = None
+    resource: str | None = None
 
 
-class GroupVersionResource(TypedDict):
-    group: str
-    version: str
-    resource: str
+class UserInfo(msgspec.Struct):
+    """`request.userInfo`: the parts jobguard reads."""
+
+    username: str | None = None
+    groups: list[str] | None = None
 
 
-class UserInfo(TypedDict, total=False):
-    username: str
-    uid: str
-    groups: list[str]
-    extra: dict[str, list[str]]
+class AdmissionRequest(
+    msgspec.Struct,
+    rename={
+        "sub_resource": "subResource",
+        "user_info": "userInfo",
+        "dry_run": "dryRun",
+        "old_object": "oldObject",
+    },
+):
+    """`AdmissionReview.request`: the fields jobguard reads. Absent and null read as None; a
+    missing uid or an unknown operation is refused after decoding, with its own reason."""
+
+    uid: str | None = None
+    operation: str | None = None
+    resource: GroupVersionResource | None = None
+    sub_resource: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    user_info: UserInfo | None = None
+    dry_run: bool | None = None
+    object: Any = None
+    """The object as sent, as decoded (a JSON object, or null for DELETE): the chain judges
+    it; nothing here reads into it."""
+    old_object: Any = None
 
 
-class RequestPayload(TypedDict):
-    """`AdmissionReview.request`."""
+class AdmissionReview(msgspec.Struct, rename={"api_version": "apiVersion"}):
+    """An AdmissionReview request, as `review.parse_review` decodes every body into it."""
 
-    uid: str
-    kind: GroupVersionKind
-    resource: GroupVersionResource
-    subResource: NotRequired[str]
-    requestKind: NotRequired[GroupVersionKind]
-    requestResource: NotRequired[GroupVersionResource]
-    requestSubResource: NotRequired[str]
-    name: NotRequired[str]
-    namespace: NotRequired[str]
-    operation: Operation
-    userInfo: UserInfo
-    object: Any
-    """The object as sent (a JSON object, or null for DELETE)."""
-    oldObject: NotRequired[Any]
-    dryRun: NotRequired[bool]
-    options: NotRequired[dict[str, Any] | None]
+    api_version: str | None = None
+    kind: str | None = None
+    request: AdmissionRequest | None = None
 
 
 class Cause(TypedDict):
