@@ -150,6 +150,41 @@ def test_a_requester_of_many_empty_groups_is_not_kept() -> None:
     assert ("many-groups", tuple(groups)) not in admission._REQUESTERS
 
 
+# --- one typed decoder for every body ------------------------------------------------------------
+
+
+WRONGLY_TYPED: list[tuple[str, Any, str]] = [
+    ("uid", 7, "request.uid is missing or not a string"),
+    ("operation", 5, "request.operation must be a string"),
+    ("namespace", ["team-a"], "request.namespace must be a string"),
+    ("subResource", {}, "request.subResource must be a string"),
+    ("resource", [], "request.resource must be an object"),
+    ("resource", {"group": 1}, "request.resource fields must be strings"),
+    ("userInfo", "root", "request.userInfo must be an object"),
+    ("userInfo", {"groups": ["a", 3]}, "username or groups of the wrong type"),
+    ("dryRun", "yes", "request.dryRun must be a boolean"),
+]
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), WRONGLY_TYPED)
+def test_every_body_is_read_by_the_one_decoder_with_the_same_reasons(
+    field: str, value: Any, reason: str
+) -> None:
+    """Small bodies (orjson), large ones (exact_json) and /mutate's envelope of a large body
+    are refused alike, naming the field."""
+    body = review(job())
+    body["request"][field] = value
+    small = orjson.dumps(body)
+    body["request"]["object"]["metadata"]["annotations"] = {"pad": "x" * (1 << 20)}
+    large = orjson.dumps(body)
+    assert len(large) > admission.LOW_MEMORY_PARSE_BYTES
+    for read in (parse_review, admission.parse_mutation_review):
+        for sent in (small, large):
+            with pytest.raises(BadReview) as refused:
+                read(sent)
+            assert reason in str(refused.value)
+
+
 # --- metrics counted in plain Python -------------------------------------------------------------
 
 
