@@ -135,7 +135,8 @@ def parse_review(body: bytes) -> ParsedReview:
     """Read an AdmissionReview body, or raise BadReview with a one-line reason.
 
     Only the review is checked here (JSON, apiVersion, kind, uid and the fields of `request`
-    that jobguard reads); the object inside is the chain's to judge.
+    that jobguard reads, decoded into `types.AdmissionReview` by `_review_of`); the object inside
+    is the chain's to judge.
     """
     unreadable = None
     if len(body) > LOW_MEMORY_PARSE_BYTES:
