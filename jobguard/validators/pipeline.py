@@ -49,7 +49,7 @@ from jobguard.validators.rules.cronjob_schedule import (
     check_cronjob_spec_tail,
 )
 from jobguard.validators.rules.cronjob_template import check_cronjob
-from jobguard.validators.rules.immutable import JobViews, check_job_spec_update_fields
+from jobguard.validators.rules.immutable import check_job_spec_update_fields
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata_update import (
     WITH_SYNTAX,
@@ -339,7 +339,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         # again, not computed twice), the immutable fields and the pod template.
         errors += job_spec
         errors += check_job_spec_update_fields(
-            JobViews(update.new, new_json), JobViews(update.old, old_json), "spec", None
+            (update.new, new_json), (update.old, old_json), "spec", None
         )
         errors += check_template_update(new_json, old_json, "spec", opts)
     # Not upstream: suspend semantics, then suspend policies (never for exempt requesters).

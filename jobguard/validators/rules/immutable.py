@@ -8,7 +8,6 @@ so a manifest that omits a defaulted field does not change it.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from jobguard.validators.defaults import default_pod_failure_policy
@@ -16,13 +15,9 @@ from jobguard.validators.errors import FieldChange, FieldError, immutable, inval
 from jobguard.validators.model import INDEXED, Job, JobJson, JobSpec
 from jobguard.validators.semantic import field_changes, semantic_equal
 
-
-@dataclass(frozen=True, slots=True)
-class JobViews:
-    """One Job read both ways: typed and defaulted (`job`), and as sent (`json`)."""
-
-    job: Job
-    json: JobJson
+JobViews = tuple[Job, JobJson]
+"""One Job read both ways: typed and defaulted, and as sent (a tuple: one is built for each
+side of every update, and a dataclass's __init__ costs several times a tuple's)."""
 
 
 def check_immutable_part(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
@@ -79,8 +74,8 @@ def check_job_spec_update_fields(
     """IM-001..IM-007, upstream ValidateJobSpecUpdate's ValidateImmutableField calls: parts
     compare as sent, scalars as defaulted (a manifest that omits a defaulted field does not
     change it)."""
-    new_json, old_json = new.json, old.json
-    new_spec, old_spec = new.job.spec, old.job.spec
+    (new_job, new_json), (old_job, old_json) = new, old
+    new_spec, old_spec = new_job.spec, old_job.spec
     errors = check_immutable_part(
         new_json.selector, old_json.selector, f"{path}.selector", "IM-001"
     )

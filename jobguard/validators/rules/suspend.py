@@ -73,7 +73,8 @@ NE002_DETAIL = "the Suspended condition must be kept (set to False on resume), e
 """NE-002's message, also given for a stored Job (`at_rest`)."""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every UPDATE (see strategy.JobOptions). Rules only read it.
+@dataclass(slots=True)
 class SuspendUpdateOptions:
     """What check_suspend_update reads besides the two states: what the update changes, and
     the requester's options."""

@@ -62,7 +62,8 @@ def _matching_policy(job: Job, opts: PolicyOptions) -> SuspendPolicy | None:
     return opts.policies.policy_for(opts.namespace, job_labels(job))
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built for every UPDATE (see strategy.JobOptions). Rules only read it.
+@dataclass(slots=True)
 class PolicyUpdateOptions:
     """What check_suspend_policy_update reads besides the two Jobs: what the update changes,
     and the policies as they apply to the requester."""
