@@ -569,6 +569,7 @@ def test_odd_inputs_never_crash_any_format(
     if output == "json":
         assert [(Path(e["file"]).name, e["line"]) for e in report["errors"]] == [
             ("binary.yaml", 0),
+            ("deep.yaml", 1),  # nested deeper than manifests.MAX_DEPTH
             ("items.yaml", 3),
         ]
         assert report["summary"]["files"] == len(ODD_INPUTS)

@@ -19,6 +19,8 @@ from typing import Any
 import orjson
 import yaml
 
+from jobguard.app.yaml_shape import shape_problem
+
 try:  # a fast YAML reader for documents on which it agrees with PyYAML
     import ryaml
 
@@ -138,6 +140,20 @@ def _yaml11_differs(value: Any, text: str) -> bool:
 _DOCUMENT_START = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.MULTILINE)
 # A Go template action, as Helm charts use them (`{{ .Values.x }}`, `{{- include ... }}`).
 _TEMPLATE_ACTION = re.compile(r"\{\{.*?\}\}")
+
+# Manifests come from pull requests: a document's nesting is bounded before anything recurses
+# into it (ryaml and libyaml's composer in C, where too deep a document ends the process), and
+# aliases as Kubernetes bounds them (go-yaml's "excessive aliasing"), before anything expands
+# them (ryaml, the JSON dumps, the rules). Real manifests nest a few dozen levels at most.
+MAX_DEPTH = 200
+"""Nesting levels of mappings and lists in a document (aliases expanded)."""
+# The event scan that finds both costs about as much as a parse, so it runs only where the text
+# may hold either: an anchor and an alias, or more levels than the text can hold otherwise (a
+# block level needs a column of indentation or an indicator, a flow level a bracket).
+_ANCHOR = re.compile(r"(?:^|[ \t\[{,:-])&[^ \t\n,\[\]{}]", re.MULTILINE)
+_ALIAS = re.compile(r"(?:^|[ \t\[{,:-])\*[^ \t\n,\[\]{}]", re.MULTILINE)
+_FLOW_LEVELS = MAX_DEPTH // 2
+_DEEP_INDENT = re.compile(rf"^[ \t?:-]{{{MAX_DEPTH // 2 - 8},}}", re.MULTILINE)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -336,15 +352,38 @@ def _load_slow(chunk: str) -> list[Any]:
     return [d for d in yaml.load_all(chunk, Loader=K8sLoader)]
 
 
-def _load(chunk: str) -> list[Any]:
+def _load(chunk: str, fast: bool = True) -> list[Any]:
     """The objects of one document's text: ryaml when it reads it as PyYAML would."""
-    if _ryaml_loads is None or "0o" in chunk or ("!" in chunk and _TAG.search(chunk)):
+    if not fast or _ryaml_loads is None or "0o" in chunk or ("!" in chunk and _TAG.search(chunk)):
         return _load_slow(chunk)
     try:
         data = _ryaml_loads(chunk)
     except Exception:  # anything ryaml refuses, PyYAML reads or explains
         return _load_slow(chunk)
     return _load_slow(chunk) if _yaml11_differs(data, chunk) else [data]
+
+
+def _needs_shape_scan(chunk: str) -> bool:
+    """Whether a document's text may nest deeper than MAX_DEPTH or hold aliases."""
+    if "&" in chunk and "*" in chunk and _ANCHOR.search(chunk) and _ALIAS.search(chunk):
+        return True
+    if chunk.count("[") + chunk.count("{") > _FLOW_LEVELS:
+        return True
+    return _DEEP_INDENT.search(chunk) is not None
+
+
+def _shape_error(chunk: str, file: str, first_line: int) -> ManifestError | bool:
+    """A document nested too deep or aliased too much, as an error naming file and line;
+    else whether the text parses (False: PyYAML, not ryaml, is to say what is wrong)."""
+    try:
+        problem = shape_problem(chunk, max_depth=MAX_DEPTH, alias_ratio=True, loader=K8sLoader)
+    except (ValueError, yaml.YAMLError):
+        return False
+    if problem is None:
+        return True
+    line = first_line + (problem.line or 1)
+    reason = f"refused: {problem.reason}"
+    return ManifestError(f"{file}:{line}: {reason}", file, line, reason)
 
 
 def _parse_error(exc: Exception, file: str, first_line: int) -> ManifestError:
@@ -371,8 +410,15 @@ def parse_all(text: str, file: str, *, templates: bool = False) -> Parsed:
         if templates and _TEMPLATE_ACTION.search(chunk):
             parsed.templates.append(Template(file, template_line))
             continue
+        parses = True
+        if _needs_shape_scan(chunk):
+            shape = _shape_error(chunk, file, first_line)
+            if isinstance(shape, ManifestError):
+                parsed.errors.append(shape)
+                continue
+            parses = shape
         try:
-            documents = _load(chunk)
+            documents = _load(chunk, fast=parses)
         except (ValueError, yaml.YAMLError) as exc:
             if _TEMPLATE_ACTION.search(chunk):
                 parsed.templates.append(Template(file, template_line))
