@@ -210,13 +210,78 @@ class Template:
     """1-based line where the document starts."""
 
 
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """A document written for another tool: tags only it understands (GitLab's `!reference`,
+    CloudFormation's `!Sub`, Ansible's `!vault`), in something that is not a Job or CronJob."""
+
+    file: str
+    line: int
+    """1-based line where the document starts."""
+    tags: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class Parsed:
-    """What one file holds: its objects, the documents that cannot be parsed, templates."""
+    """What one file holds: its objects, the documents that cannot be parsed, templates,
+    documents for other tools."""
 
     manifests: list[Manifest] = field(default_factory=list)
     errors: list[ManifestError] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
+    foreign: list[Foreign] = field(default_factory=list)
+
+
+class _ForeignTagLoader(K8sLoader):
+    """K8sLoader that reads a value under a tag it does not know as if untagged, and notes the
+    tag: to tell a file for another tool from a Kubernetes object."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.foreign_tags: list[str] = []
+
+
+def _construct_foreign(loader: _ForeignTagLoader, suffix: str, node: yaml.Node) -> Any:
+    tag = str(node.tag)
+    if tag not in loader.foreign_tags:
+        loader.foreign_tags.append(tag)
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_ForeignTagLoader.add_multi_constructor("!", _construct_foreign)
+_ForeignTagLoader.add_multi_constructor("tag:", _construct_foreign)
+
+_UNKNOWN_TAG = "could not determine a constructor for the tag"
+
+
+def _may_be_a_job(data: Any) -> bool:
+    """Whether a document may be meant as a Job or CronJob (then it must be read as one)."""
+    if not isinstance(data, dict):
+        return False
+    kind, version = data.get("kind"), data.get("apiVersion")
+    return (isinstance(kind, str) and kind.lower() in ("job", "cronjob")) or (
+        isinstance(version, str) and version.lower().startswith("batch/")
+    )
+
+
+def _foreign(chunk: str) -> tuple[str, ...] | None:
+    """The unknown tags of a document that is not a Job or CronJob, or None (an error)."""
+    loader = _ForeignTagLoader(chunk)
+    try:
+        documents = []
+        while loader.check_data():  # type: ignore[no-untyped-call]
+            documents.append(loader.get_data())
+    except (ValueError, yaml.YAMLError):
+        return None
+    finally:
+        loader.dispose()
+    if any(_may_be_a_job(d) or _is_list(d) for d in documents):
+        return None
+    return tuple(loader.foreign_tags)
 
 
 @dataclass(slots=True)
@@ -420,8 +485,16 @@ def parse_all(text: str, file: str, *, templates: bool = False) -> Parsed:
         try:
             documents = _load(chunk, fast=parses)
         except (ValueError, yaml.YAMLError) as exc:
+            tags = (
+                _foreign(chunk)
+                if isinstance(exc, yaml.constructor.ConstructorError)
+                and _UNKNOWN_TAG in str(exc.problem)
+                else None
+            )
             if _TEMPLATE_ACTION.search(chunk):
                 parsed.templates.append(Template(file, template_line))
+            elif tags:
+                parsed.foreign.append(Foreign(file, template_line, tags))
             else:
                 parsed.errors.append(_parse_error(exc, file, first_line))
             continue
