@@ -56,6 +56,10 @@ class Resource:
 JOBS = Resource("batch", "v1", "jobs", "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 POLICY_REPORTS = Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport")
+OPEN_REPORTS = Resource("openreports.io", "v1alpha1", "reports", "Report")
+REPORT_APIS = {"wgpolicyk8s": POLICY_REPORTS, "openreports": OPEN_REPORTS}
+"""The report APIs jobguard writes: the PolicyReport API and its successor, OpenReports (the
+same shape in group openreports.io, kind Report)."""
 
 
 class ClusterError(Exception):
@@ -235,29 +239,28 @@ class Cluster:
             isinstance(r, dict) and r.get("name") == resource.plural for r in resources or ()
         )
 
-    def apply_report(self, report: Mapping[str, Any]) -> str:
-        """Create a PolicyReport, or replace the results of an existing one (a merge patch, so
-        no read is needed). Returns "created" or "updated"."""
+    def apply_report(self, report: Mapping[str, Any], resource: Resource = POLICY_REPORTS) -> str:
+        """Create a report (a PolicyReport or an OpenReports Report, as `resource` says), or
+        replace the results of an existing one (a merge patch, so no read is needed). Returns
+        "created" or "updated"."""
         api = client.CustomObjectsApi(self.api_client)
         namespace = str(report["metadata"]["namespace"])
         common = {
-            "group": POLICY_REPORTS.group,
-            "version": POLICY_REPORTS.version,
+            "group": resource.group,
+            "version": resource.version,
             "namespace": namespace,
-            "plural": POLICY_REPORTS.plural,
+            "plural": resource.plural,
             "body": dict(report),
         }
         try:
-            self._call(
-                "create", POLICY_REPORTS, namespace, api.create_namespaced_custom_object, **common
-            )
+            self._call("create", resource, namespace, api.create_namespaced_custom_object, **common)
             return "created"
         except _HTTPError as exc:
             if exc.status != 409:
                 raise
         self._call(
             "patch",
-            POLICY_REPORTS,
+            resource,
             namespace,
             api.patch_namespaced_custom_object,
             name=str(report["metadata"]["name"]),
@@ -265,6 +268,71 @@ class Cluster:
             **common,
         )
         return "updated"
+
+    def list_reports(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        label_selector: str,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> list[tuple[str, str]]:
+        """(namespace, name) of every report of `resource` (in `namespace`, else in all) whose
+        labels match `label_selector`."""
+        api = client.CustomObjectsApi(self.api_client)
+        found: list[tuple[str, str]] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {
+                "group": resource.group,
+                "version": resource.version,
+                "plural": resource.plural,
+                "label_selector": label_selector,
+                "limit": page_size,
+            }
+            if token:
+                kwargs["_continue"] = token
+            if namespace:
+                page = self._call(
+                    "list",
+                    resource,
+                    namespace,
+                    api.list_namespaced_custom_object,
+                    namespace=namespace,
+                    **kwargs,
+                )
+            else:
+                page = self._call("list", resource, None, api.list_cluster_custom_object, **kwargs)
+            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
+                raise ClusterError(f"list {resource.qualified}: the answer is not a list")
+            for item in page["items"]:
+                metadata = item.get("metadata") if isinstance(item, dict) else None
+                if isinstance(metadata, dict):
+                    found.append((str(metadata.get("namespace", "")), str(metadata.get("name"))))
+            listed = page.get("metadata")
+            token = listed.get("continue") if isinstance(listed, dict) else None
+            if not token:
+                return found
+
+    def delete_report(self, resource: Resource, namespace: str, name: str) -> bool:
+        """Delete one report; False when it was already gone."""
+        api = client.CustomObjectsApi(self.api_client)
+        try:
+            self._call(
+                "delete",
+                resource,
+                namespace,
+                api.delete_namespaced_custom_object,
+                group=resource.group,
+                version=resource.version,
+                namespace=namespace,
+                plural=resource.plural,
+                name=name,
+            )
+        except _HTTPError as exc:
+            if exc.status != 404:
+                raise
+            return False
+        return True
 
 
 class _HTTPError(ClusterError):

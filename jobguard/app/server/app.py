@@ -113,6 +113,8 @@ def create_app(
             audit.interval,
             audit.options,
             audit.write_reports,
+            audit.report_api,
+            audit.report_scope,
         )
     if tls is not None:
         metrics.set_certificate(tls.not_after)
