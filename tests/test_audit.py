@@ -513,15 +513,57 @@ def test_missing_rbac_is_named(
 
 
 def test_unreachable_or_unauthorized(
-    capsys: pytest.CaptureFixture[str], stand_in: StandIn, tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    stand_in: StandIn,
+    tmp_path: Path,
 ) -> None:
     stale = str(stand_in.kubeconfig(tmp_path / "stale", token="stale"))
     code, _, err = run(capsys, "--kubeconfig", stale)
     assert code == 2 and "could not audit: unauthorized" in err
+    # Unreachable: one line naming the server and the kubeconfig, and no retry warning first.
     code, _, err = run(capsys, "--kubeconfig", stale, "--context", "nowhere")
-    assert code == 2 and "could not audit: cannot reach the cluster at https://127.0.0.1:9" in err
-    code, _, err = run(capsys, "--kubeconfig", str(tmp_path / "absent"))
-    assert code == 2 and "no usable cluster configuration" in err
+    assert code == 2
+    assert err == (
+        f"jobguard: could not audit: cannot reach the cluster at https://127.0.0.1:9 (kubeconfig "
+        f"{stale}, context nowhere): [Errno 111] Connection refused\n"
+    )
+    assert "Retrying" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "no such file"),
+        ("clusters: [\n  broken", "not YAML: expected ',' or ']', but got '<stream end>'"),
+        ("just a string\n", "not a kubeconfig (TypeError: "),
+        ("apiVersion: v1\nkind: Config\n", "Invalid kube-config file"),
+    ],
+)
+def test_an_unusable_kubeconfig_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str | None, problem: str
+) -> None:
+    path = tmp_path / "kubeconfig"
+    if content is not None:
+        path.write_text(content)
+    code, out, err = run(capsys, "--kubeconfig", str(path))
+    assert code == 2 and out == ""
+    prefix = f"jobguard: could not audit: no usable cluster configuration: kubeconfig {path}: "
+    assert err.startswith(prefix + problem), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_missing_default_kubeconfig_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nope"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    code, _, err = run(capsys)
+    assert code == 2
+    assert err == (
+        f"jobguard: could not audit: no usable cluster configuration: kubeconfig "
+        f"{tmp_path / 'nope'}: no such file (and not running in a pod)\n"
+    )
 
 
 @pytest.mark.parametrize(

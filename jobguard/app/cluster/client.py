@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 import urllib3
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -28,6 +29,17 @@ from kubernetes.config.incluster_config import (
 )
 
 log = logging.getLogger("jobguard.cluster")
+
+
+class _NoRetryNoise(logging.Filter):
+    """Drops urllib3's "Retrying (Retry(...)) after connection broken by ..." warnings: a failure
+    that outlives the retry is reported once, as a ClusterError naming the server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Retrying (")
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_NoRetryNoise())
 
 DEFAULT_PAGE_SIZE = 500
 MAX_LIST_RESTARTS = 3
@@ -92,6 +104,24 @@ def _status_message(exc: ApiException) -> str:
     return f"HTTP {exc.status} {exc.reason or ''}".strip()
 
 
+def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
+    """Why a request got no answer, in a few words (urllib3 wraps the reason in MaxRetryError
+    and names the connection object)."""
+    reason: BaseException = exc
+    if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
+        reason = exc.reason
+    text = " ".join(str(reason).split())
+    # NewConnectionError (refused, no route, DNS) derives from ConnectTimeoutError: first.
+    if isinstance(reason, urllib3.exceptions.TimeoutError) and not isinstance(
+        reason, urllib3.exceptions.NewConnectionError
+    ):
+        return f"timed out after {REQUEST_TIMEOUT:g} s"
+    marker = "Failed to establish a new connection: "
+    if marker in text:
+        return text[text.index(marker) + len(marker) :].rstrip("'\")")
+    return text or type(reason).__name__
+
+
 @dataclass(frozen=True, slots=True)
 class ServerVersion:
     major: str
@@ -121,7 +151,9 @@ class Cluster:
         except ApiException as exc:
             raise self._error(exc, verb, resource, scope) from None
         except urllib3.exceptions.HTTPError as exc:
-            raise ClusterError(f"cannot reach the cluster at {self.host}: {exc}") from None
+            raise ClusterError(
+                f"cannot reach the cluster at {self.host} ({self.source}): {_unreachable(exc)}"
+            ) from None
         try:
             return orjson.loads(response.data)
         except orjson.JSONDecodeError:
@@ -354,6 +386,23 @@ def in_cluster(environ: Mapping[str, str], token_file: str) -> bool:
     return bool(environ.get(SERVICE_HOST_ENV_NAME)) and Path(token_file).is_file()
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception as one line (YAML errors span several: problem, then where)."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark
+        where = "" if mark is None else f" (line {mark.line + 1}, column {mark.column + 1})"
+        return f"not YAML: {exc.problem or exc.context or 'unreadable'}{where}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, ConfigException):
+        return text
+    # Valid YAML of another shape: the loader fails on it with a TypeError or a KeyError.
+    return f"not a kubeconfig ({type(exc).__name__}: {text})"
+
+
+def _kubeconfig_files(paths: str) -> list[Path]:
+    return [Path(p).expanduser() for p in paths.split(os.pathsep) if p]
+
+
 def connect(
     kubeconfig: str | None = None,
     context: str | None = None,
@@ -363,22 +412,41 @@ def connect(
     ca_file: str = SERVICE_CERT_FILENAME,
 ) -> Cluster:
     """A connection: the in-cluster service account when running in a pod and no kubeconfig or
-    context is given, else the kubeconfig (`kubeconfig`, $KUBECONFIG or ~/.kube/config)."""
+    context is given, else the kubeconfig (`kubeconfig`, $KUBECONFIG or ~/.kube/config).
+
+    A kubeconfig that is missing, not YAML or not a kubeconfig is a ClusterError of one line that
+    names its path."""
     environ = os.environ if environ is None else environ
     configuration = client.Configuration()
-    try:
-        if kubeconfig is None and context is None and in_cluster(environ, token_file):
+    if kubeconfig is None and context is None and in_cluster(environ, token_file):
+        try:
             InClusterConfigLoader(token_file, ca_file, environ=environ).load_and_set(configuration)
-            source = "in-cluster service account"
-        else:
-            config.load_kube_config(
-                config_file=kubeconfig, context=context, client_configuration=configuration
+        except Exception as exc:
+            raise ClusterError(
+                f"no usable cluster configuration: in-cluster service account: {_one_line(exc)}"
+            ) from None
+        source = "in-cluster service account"
+    else:
+        paths = kubeconfig or environ.get("KUBECONFIG") or "~/.kube/config"
+        files = _kubeconfig_files(paths)
+        if not any(f.is_file() for f in files):
+            raise ClusterError(
+                f"no usable cluster configuration: kubeconfig {paths}: no such file"
+                + ("" if kubeconfig else " (and not running in a pod)")
             )
-            source = f"kubeconfig {kubeconfig or environ.get('KUBECONFIG') or '~/.kube/config'}"
-            if context:
-                source += f", context {context}"
-    except (ConfigException, OSError, ValueError) as exc:
-        raise ClusterError(f"no usable cluster configuration: {exc}") from None
+        try:
+            config.load_kube_config(
+                config_file=paths, context=context, client_configuration=configuration
+            )
+        except Exception as exc:
+            raise ClusterError(
+                f"no usable cluster configuration: kubeconfig {paths}"
+                f"{f', context {context}' if context else ''}: {_one_line(exc)}"
+            ) from None
+        source = f"kubeconfig {paths}"
+        if context:
+            source += f", context {context}"
+    # One retry of a failed request (urllib3 logs it at warning level: silenced by _NoRetryNoise).
     configuration.retries = 1
     return Cluster(client.ApiClient(configuration), source)
 
