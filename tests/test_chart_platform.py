@@ -5,7 +5,9 @@ priority class need outside kube-system, a startup probe and an image pinned by 
 
 from __future__ import annotations
 
+import base64
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import helm_python as helm
 import kubernetes_validate
 import pytest
 import yaml
+from cryptography import x509
 
 from tests.test_chart import CHART, KUBERNETES, NAMESPACE, render
 
@@ -210,3 +213,15 @@ def test_installs_as_a_subchart(tmp_path: Path) -> None:
         if doc
     }
     assert {"Deployment", "NetworkPolicy", "ResourceQuota"} <= kinds
+
+
+def test_helm_mode_certificates_are_short_lived_and_say_when_they_expire() -> None:
+    secret = render()["Secret/jobguard-tls"]
+    not_after = secret["metadata"]["annotations"]["jobguard.io/not-after"]
+    leaf = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    annotated = datetime.fromisoformat(not_after)
+    assert abs((leaf.not_valid_after_utc - annotated).total_seconds()) < 120
+    assert 364 <= (leaf.not_valid_after_utc - datetime.now(UTC)).days <= 365
+    secret = render({"certificates": {"validityDays": 90}})["Secret/jobguard-tls"]
+    leaf = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    assert 89 <= (leaf.not_valid_after_utc - datetime.now(UTC)).days <= 90
