@@ -380,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--health-port",
         type=int,
         default=0,
-        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)",
+        help="serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off; "
+        "with a health port, /metrics is served there only)",
     )
     serve.add_argument(
         "--tls-reload-interval",

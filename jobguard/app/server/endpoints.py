@@ -69,8 +69,9 @@ class ServerOptions:
     log_bodies: bool = False
     """Log request objects (they can hold secrets in env values): for debugging only."""
     health_port: int = 0
-    """Also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for
-    probes and scrapers that cannot present the client certificate TLS may require."""
+    """Serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for probes
+    and scrapers that cannot present the client certificate TLS may require; with it, /metrics
+    is served there only."""
     health_host: str = "0.0.0.0"
     memory_budget: int = 96 * 1024 * 1024
     """Bytes the bodies being read and judged may cost at once, decoded (see MemoryBudget);
