@@ -122,9 +122,8 @@ def check_pod_security_context(
     spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
     """validatePodSpecSecurityContext (`path` is the pod spec's)."""
-    context = spec.get("securityContext")
-    if not isinstance(context, dict):
-        return []
+    # Defaulted to {} (and upstream keeps hostPID, hostIPC and hostNetwork in it).
+    context = as_dict(spec.get("securityContext"))
     rule = "POD-018"
     at = f"{path}.securityContext"
     errors = _id(context.get("fsGroup"), f"{at}.fsGroup")
