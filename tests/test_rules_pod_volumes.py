@@ -307,3 +307,32 @@ def test_image_volumes_from_1_35_and_their_reference_from_1_36() -> None:
     obj = volume(image={"pullPolicy": "IfNotPresent"})
     assert pod_causes(obj, "1.35") == []
     assert pod_causes(obj, "1.36") == [("POD-015", f"{V0}.image.reference", REQ, "Required value")]
+
+
+def test_template_defaults_used_for_comparisons() -> None:
+    from jobguard.validators.defaults import default_pod_template
+
+    template = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "m",
+                    "image": "busybox",
+                    "livenessProbe": {"httpGet": {"port": 80}},
+                    "lifecycle": {"preStop": {"httpGet": {"port": 80}}},
+                }
+            ],
+            "volumes": [
+                {"name": "scratch"},
+                {"name": "p", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}},
+            ],
+        }
+    }
+    spec = default_pod_template(template)["spec"]
+    container = spec["containers"][0]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/", "scheme": "HTTP", "port": 80}
+    assert container["lifecycle"]["preStop"]["httpGet"]["scheme"] == "HTTP"
+    assert spec["volumes"][0]["emptyDir"] == {}
+    token = spec["volumes"][1]["projected"]["sources"][0]["serviceAccountToken"]
+    assert token["expirationSeconds"] == 3600
+    assert default_pod_template(default_pod_template(template)) == default_pod_template(template)
