@@ -407,7 +407,7 @@ AREAS: tuple[Area, ...] = (
     Area(
         "pod",
         "Pod template (POD)",
-        "The essentials of upstream's `ValidatePodTemplateSpec`, on a Job's `spec.template` "
+        "Upstream's `ValidatePodTemplateSpec` as on CREATE, on a Job's `spec.template` "
         "(CREATE and UPDATE of `jobs`, with the Job spec checks, so twice on UPDATE as upstream "
         "reports them) and a CronJob's `spec.jobTemplate.spec.template`: containers present "
         "(POD-001), container and init-container names DNS-1123 labels, unique across both "
@@ -420,7 +420,12 @@ AREAS: tuple[Area, ...] = (
         "non-negative, whole numbers for extended resources and multiples of the page size for "
         "hugepages (POD-009, hugepages on CREATE only, as upstream tolerates stored values), "
         "and requests no greater than limits, equal for resources that cannot be overcommitted "
-        "(extended resources, hugepages), whose limit is required (POD-010). Values are judged "
+        "(extended resources, hugepages), whose limit is required (POD-010). Beyond these, the "
+        "rest of upstream's pod-spec validation, one rule per upstream area (POD-011..POD-024: "
+        "probes and lifecycle, init containers and sidecars, resize policies, env sources, volume "
+        "sources, mounts and devices, container misc, security contexts, OS, affinity, "
+        "tolerations, topology spread, DNS, scalar fields), with the differences of the "
+        "configured `kubernetesVersion`'s default feature gates. Values are judged "
         "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
         "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
         'in README.md ("What the pod rules cover").',
