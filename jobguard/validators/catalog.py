@@ -1468,7 +1468,7 @@ RULES: tuple[RuleInfo, ...] = (
             "_claim_template",
             "_one_source",
             "_csi",
-            "check_volume_source",
+            "judge_volume",
         ),
         at_rest=_STORED_SPEC,
     ),

@@ -9,9 +9,8 @@ Fields the API server defaults (imagePullPolicy, port protocol) are judged as de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobguard.validators.errors import ErrorType, FieldError, forbidden, invalid, not_supported
 from jobguard.validators.errors import required as required_error
@@ -62,7 +61,7 @@ from jobguard.validators.rules.pod_security import (
     check_os,
     check_pod_security_context,
 )
-from jobguard.validators.rules.pod_volumes import check_volume_source, volume_kind
+from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
 from jobguard.validators.versions import DEFAULT_VERSION
 
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
@@ -385,7 +384,7 @@ def _check_container(
         )
     errors += _check_ports(container.get("ports"), f"{path}.ports")
     if "env" in container:
-        errors += check_env(container["env"], f"{path}.env", options)
+        errors += check_env(container["env"], f"{path}.env", options, pod.file_refs)
     if "envFrom" in container:
         errors += check_env_from(container["envFrom"], f"{path}.envFrom", options)
     if "volumeMounts" in container:
@@ -466,7 +465,7 @@ def _check_volumes(
         name = _text(volume.get("name"))
         if name is None:
             continue
-        problems = check_volume_source(volume, f"{path}[{index}]", options)
+        kind, problems = judge_volume(volume, f"{path}[{index}]", options)
         if name == "":
             problems.append(required_error("POD-007", at))
         else:
@@ -476,12 +475,11 @@ def _check_volumes(
         if problems:
             errors += problems
         else:
-            valid[name] = volume_kind(volume, options)
+            valid[name] = kind
     return valid, errors
 
 
-@dataclass(frozen=True, slots=True)
-class _Pod:
+class _Pod(NamedTuple):
     """What the container checks need of the pod spec."""
 
     volumes: dict[str, str]
@@ -489,6 +487,8 @@ class _Pod:
     grace: int | None
     restart_policy: str
     host_users: bool
+    file_refs: list[str]
+    """Filled by the container checks: the env entries with a fileKeyRef."""
 
 
 def check_pod_template(
@@ -514,12 +514,13 @@ def check_pod_template(
         grace=grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
         restart_policy=spec.get("restartPolicy") or "Always",
         host_users=spec.get("hostUsers") is not False,
+        file_refs=[],
     )
     containers = _list(spec.get("containers"))
     errors += _check_containers(containers, pod, f"{at}.containers", create)
     init = _list(spec.get("initContainers"))
     errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
-    errors += check_pod_spec_rest(spec, at, options)
+    errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
     if "ephemeralContainers" in spec:
         errors += check_ephemeral_containers(
             spec["ephemeralContainers"], f"{at}.ephemeralContainers"
@@ -527,19 +528,36 @@ def check_pod_template(
     return errors
 
 
-def check_pod_spec_rest(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
-    """ValidatePodSpec after the containers, in upstream's order (POD-017..POD-024)."""
-    errors = check_host_network_ports(
-        _list(spec.get("containers")), f"{path}.containers", spec.get("hostNetwork") is True
-    )
-    errors += check_restart_policy(spec.get("restartPolicy"), f"{path}.restartPolicy", options)
-    errors += check_dns_policy(spec.get("dnsPolicy"), f"{path}.dnsPolicy", options)
+_DNS_POLICIES = frozenset(("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", None))
+_RESTART_POLICIES = frozenset(("Always", "OnFailure", "Never", None))
+_SECURITY_KEYS = frozenset(("securityContext", "shareProcessNamespace"))
+_IDENTITY_KEYS = frozenset(("serviceAccountName", "nodeName", "activeDeadlineSeconds"))
+_NAME_KEYS = frozenset(("hostname", "subdomain"))
+_PRIORITY_KEYS = frozenset(("priorityClassName", "runtimeClassName", "preemptionPolicy"))
+
+
+def check_pod_spec_rest(
+    spec: dict[str, Any], path: str, options: PodOptions, file_refs: bool = True
+) -> list[FieldError]:
+    """ValidatePodSpec after the containers, in upstream's order (POD-017..POD-024). A check
+    runs only when its fields are set: most templates set few of them."""
+    errors: list[FieldError] = []
+    if spec.get("hostNetwork") is True:
+        errors += check_host_network_ports(
+            _list(spec.get("containers")), f"{path}.containers", True
+        )
+    if spec.get("restartPolicy") not in _RESTART_POLICIES:
+        errors += check_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", options)
+    if spec.get("dnsPolicy") not in _DNS_POLICIES:
+        errors += check_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", options)
     if "nodeSelector" in spec:
         errors += check_node_selector(spec["nodeSelector"], f"{path}.nodeSelector", options)
-    errors += check_pod_security_context(spec, path, options)
+    if not _SECURITY_KEYS.isdisjoint(spec):
+        errors += check_pod_security_context(spec, path, options)
     if "affinity" in spec:
         errors += check_affinity(spec["affinity"], f"{path}.affinity", options)
-    errors += check_dns_config(spec, f"{path}.dnsConfig", options)
+    if "dnsConfig" in spec or spec.get("dnsPolicy") == "None":
+        errors += check_dns_config(spec, f"{path}.dnsConfig", options)
     if "readinessGates" in spec:
         errors += check_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", options)
     if "schedulingGates" in spec:
@@ -550,20 +568,28 @@ def check_pod_spec_rest(spec: dict[str, Any], path: str, options: PodOptions) ->
         errors += check_topology_spread(
             spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", options
         )
-    errors += check_host_users(spec, path, options)
-    errors += check_host_names(spec, path, options)
-    errors += check_identity_fields(spec, path, options)
-    errors += check_hostname_and_subdomain(spec, path, options)
+    if spec.get("hostUsers") is False:
+        errors += check_host_users(spec, path, options)
+    if "hostnameOverride" in spec:
+        errors += check_host_names(spec, path, options)
+    if not _IDENTITY_KEYS.isdisjoint(spec):
+        errors += check_identity_fields(spec, path, options)
+    if not _NAME_KEYS.isdisjoint(spec):
+        errors += check_hostname_and_subdomain(spec, path, options)
     if "tolerations" in spec:
         errors += check_tolerations(spec["tolerations"], f"{path}.tolerations", options)
     if "hostAliases" in spec:
         errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", options)
-    errors += check_priority_fields(spec, path, options)
-    errors += check_os(spec, path, options)
-    for kind in ("initContainers", "containers"):
-        errors += check_file_key_ref_volumes(
-            _list(spec.get(kind)), f"{path}.{kind}", _volume_kinds(spec, options), options
-        )
+    if not _PRIORITY_KEYS.isdisjoint(spec):
+        errors += check_priority_fields(spec, path, options)
+    if "os" in spec:
+        errors += check_os(spec, path, options)
+    if options.env_files and file_refs:
+        kinds = _volume_kinds(spec, options)
+        for kind in ("initContainers", "containers"):
+            errors += check_file_key_ref_volumes(
+                _list(spec.get(kind)), f"{path}.{kind}", kinds, options
+            )
     return errors
 
 

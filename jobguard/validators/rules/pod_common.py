@@ -120,8 +120,11 @@ def not_found(rule: str, path: str, value: Any) -> FieldError:
     return FieldError(rule, path, ErrorType.NOT_FOUND, value=value)
 
 
-def each(rule: str, path: str, value: Any, problems: tuple[str, ...]) -> list[FieldError]:
-    return [invalid(rule, path, value, problem) for problem in problems]
+def each(rule: str, path: str, value: Any, problems: tuple[str, ...]) -> tuple[FieldError, ...]:
+    """An Invalid error for each problem (usually none: no list is built then)."""
+    if not problems:
+        return ()
+    return tuple(invalid(rule, path, value, problem) for problem in problems)
 
 
 def label_problems(value: str) -> tuple[str, ...]:

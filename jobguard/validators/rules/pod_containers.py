@@ -60,11 +60,11 @@ _NOT_FOR_INIT = "may not be set for init containers without restartPolicy=Always
 def _port_num_or_name(port: Any, path: str) -> list[FieldError]:
     """ValidatePortNumOrName."""
     if isinstance(port, str):
-        return each("POD-011", path, port, port_name_problems(port))
+        return list(each("POD-011", path, port, port_name_problems(port)))
     number = integer(port)
     if number is None:
         return []
-    return each("POD-011", path, number, port_num_problems(number))
+    return list(each("POD-011", path, number, port_num_problems(number)))
 
 
 def _handler(
@@ -160,10 +160,15 @@ def check_lifecycle(lifecycle: Any, grace: int | None, path: str) -> list[FieldE
     return errors
 
 
+_HANDLER_FIELDS = frozenset(("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"))
+
+
 def _probes_and_lifecycle(
     container: dict[str, Any], grace: int | None, path: str
 ) -> list[FieldError]:
     errors: list[FieldError] = []
+    if _HANDLER_FIELDS.isdisjoint(container):
+        return errors
     if isinstance(container.get("lifecycle"), dict):
         errors += check_lifecycle(container["lifecycle"], grace, f"{path}.lifecycle")
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
@@ -419,7 +424,7 @@ def check_object_field_selector(
     base, key = split
     if base == "metadata.annotations":
         key = key.lower()
-    return each(rule, path, key, qualified_name_problems(key))
+    return list(each(rule, path, key, qualified_name_problems(key)))
 
 
 def check_resource_field_selector(
@@ -563,8 +568,11 @@ def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[Fie
     return errors
 
 
-def check_env(env: Any, path: str, options: PodOptions) -> list[FieldError]:
-    """ValidateEnv: names (POD-006, the relaxed rule of every supported version), sources."""
+def check_env(
+    env: Any, path: str, options: PodOptions, file_refs: list[str] | None = None
+) -> list[FieldError]:
+    """ValidateEnv: names (POD-006, the relaxed rule of every supported version), sources.
+    `file_refs` collects the paths of the fileKeyRef sources seen (for the volume checks)."""
     errors: list[FieldError] = []
     for index, var in enumerate(as_list(env)):
         if not isinstance(var, dict):
@@ -577,6 +585,8 @@ def check_env(env: Any, path: str, options: PodOptions) -> list[FieldError]:
             errors += each("POD-006", f"{at}.name", name, relaxed_env_var_name_problems(name))
         if "valueFrom" in var:
             errors += _value_from(var, f"{at}.valueFrom", options)
+            if file_refs is not None and "fileKeyRef" in as_dict(var["valueFrom"]):
+                file_refs.append(at)
     return errors
 
 
@@ -639,6 +649,7 @@ def check_file_key_ref_volumes(
 _PROPAGATIONS = ["Bidirectional", "HostToContainer", "None"]
 _RRO_MODES = ["Disabled", "Enabled", "IfPossible"]
 BLOCK_KINDS = frozenset(("persistentVolumeClaim", "ephemeral"))
+_PLAIN_MOUNT = frozenset(("name", "mountPath", "readOnly"))
 
 
 def check_volume_mounts(
@@ -651,7 +662,6 @@ def check_volume_mounts(
     devices = [as_dict(d) for d in as_list(container.get("volumeDevices"))]
     device_names = {d.get("name") for d in devices}
     device_paths = {d.get("devicePath") for d in devices}
-    privileged = as_dict(container.get("securityContext")).get("privileged") is True
     for index, mount in enumerate(as_list(container.get("volumeMounts"))):
         if not isinstance(mount, dict):
             continue
@@ -674,6 +684,8 @@ def check_volume_mounts(
         if devices and mount_path in device_paths:
             detail = "must not already exist as a path in volumeDevices"
             errors.append(invalid(rule, f"{at}.mountPath", mount_path, detail))
+        if mount.keys() <= _PLAIN_MOUNT:
+            continue  # nothing more to judge
         sub_path = text(mount.get("subPath"))
         if sub_path:
             errors += each(rule, f"{path}.subPath", sub_path, local_path_problems(sub_path))
@@ -688,6 +700,7 @@ def check_volume_mounts(
             at_propagation = f"{path}.mountPropagation"
             if propagation not in _PROPAGATIONS:
                 errors.append(not_supported(rule, at_propagation, propagation, _PROPAGATIONS))
+            privileged = as_dict(container.get("securityContext")).get("privileged") is True
             if propagation == "Bidirectional" and not privileged:
                 detail = (
                     "Bidirectional mount propagation is available only to privileged containers"

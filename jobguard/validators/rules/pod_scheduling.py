@@ -152,8 +152,8 @@ def _pod_affinity_term(term: dict[str, Any], path: str) -> list[FieldError]:
         return errors
     if topology_key == "":
         errors.append(required(rule, f"{path}.topologyKey", "can not be empty"))
-    return errors + each(
-        rule, f"{path}.topologyKey", topology_key, qualified_name_problems(topology_key)
+    return errors + list(
+        each(rule, f"{path}.topologyKey", topology_key, qualified_name_problems(topology_key))
     )
 
 
@@ -350,7 +350,7 @@ def _subdomain_field(spec: dict[str, Any], name: str, path: str) -> list[FieldEr
     value = text(spec.get(name))
     if not value:
         return []
-    return each("POD-024", f"{path}.{name}", value, subdomain_problems(value))
+    return list(each("POD-024", f"{path}.{name}", value, subdomain_problems(value)))
 
 
 def check_readiness_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:

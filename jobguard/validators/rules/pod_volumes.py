@@ -86,17 +86,32 @@ ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOnce
 _MORE_THAN_ONE = "may not specify more than 1 volume type"
 
 
+_ORDER = {key: index for index, (key, _) in enumerate(SOURCES)}
+_CHILD = dict(SOURCES)
+
+
+def _sources(volume: dict[str, Any], options: PodOptions) -> list[str]:
+    """The source keys the volume sets, in validateVolumeSource's order (usually one: a scan of
+    the volume's own few keys, not of the thirty sources)."""
+    found = [
+        key
+        for key, value in volume.items()
+        if value is not None and key in _ORDER and (key != "image" or options.image_volume)
+    ]
+    if len(found) > 1:
+        found.sort(key=_ORDER.__getitem__)
+    return found
+
+
 def volume_kind(volume: dict[str, Any], options: PodOptions) -> str:
     """The volume's source, as defaulted (no source: emptyDir)."""
-    for key, _ in SOURCES:
-        if volume.get(key) is not None and (key != "image" or options.image_volume):
-            return key
-    return "emptyDir"
+    found = _sources(volume, options)
+    return found[0] if found else "emptyDir"
 
 
 def _non_reserved_path(value: str, path: str) -> list[FieldError]:
     """ValidateLocalNonReservedPath."""
-    errors = each("POD-015", path, value, local_path_problems(value))
+    errors = list(each("POD-015", path, value, local_path_problems(value)))
     if value.startswith("..") and not value.startswith("../"):
         errors.append(invalid("POD-015", path, value, "must not start with '..'"))
     return errors
@@ -275,8 +290,8 @@ def _one_source(
             [] if text(source.get("repository")) else [required("POD-015", f"{path}.repository")]
         )
         directory = text(source.get("directory")) or ""
-        return errors + each(
-            "POD-015", f"{path}.directory", directory, local_path_problems(directory)
+        return errors + list(
+            each("POD-015", f"{path}.directory", directory, local_path_problems(directory))
         )
     if key == "secret":
         return _named_source(source, "secretName", path)
@@ -341,16 +356,25 @@ def _csi(source: dict[str, Any], path: str) -> list[FieldError]:
 
 def check_volume_source(volume: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateVolumeSource for `spec.volumes[i]` (`path`)."""
+    return judge_volume(volume, path, options)[1]
+
+
+def judge_volume(
+    volume: dict[str, Any], path: str, options: PodOptions
+) -> tuple[str, list[FieldError]]:
+    """The volume's source as defaulted, and validateVolumeSource's errors."""
+    found = _sources(volume, options)
+    if not found:
+        return "emptyDir", []
+    key = found[0]
+    source = volume[key]
     errors: list[FieldError] = []
-    count = 0
-    for key, child in SOURCES:
-        source = volume.get(key)
-        if source is None or (key == "image" and not options.image_volume):
-            continue
-        if count:
-            errors.append(forbidden("POD-015", f"{path}.{child}", _MORE_THAN_ONE))
-            continue
-        count += 1
-        if isinstance(source, dict):
-            errors += _one_source(key, source, f"{path}.{child}", options)
-    return errors
+    if isinstance(source, dict) and (source or key not in _EMPTY_OK):
+        errors += _one_source(key, source, f"{path}.{_CHILD[key]}", options)
+    for other in found[1:]:
+        errors.append(forbidden("POD-015", f"{path}.{_CHILD[other]}", _MORE_THAN_ONE))
+    return key, errors
+
+
+_EMPTY_OK = frozenset(("emptyDir", "downwardAPI", "projected"))
+"""Sources that are valid when empty ({})."""
