@@ -35,6 +35,7 @@ def node_affinity(*expressions: dict[str, Any]) -> dict[str, Any]:
 
 
 VALID: list[tuple[str, dict[str, Any]]] = [
+    ("empty restartPolicy and dnsPolicy are defaulted", job(restartPolicy="", dnsPolicy="")),
     (
         "node affinity",
         node_affinity(

@@ -528,8 +528,8 @@ def check_pod_template(
     return errors
 
 
-_DNS_POLICIES = frozenset(("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", None))
-_RESTART_POLICIES = frozenset(("Always", "OnFailure", "Never", None))
+_DNS_POLICIES = frozenset(("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "", None))
+_RESTART_POLICIES = frozenset(("Always", "OnFailure", "Never", "", None))
 _SECURITY_KEYS = frozenset(("securityContext", "shareProcessNamespace"))
 _IDENTITY_KEYS = frozenset(("serviceAccountName", "nodeName", "activeDeadlineSeconds"))
 _NAME_KEYS = frozenset(("hostname", "subdomain"))

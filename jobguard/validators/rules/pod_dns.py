@@ -39,11 +39,9 @@ _UNDERSCORE_MSG = (
 
 def check_dns_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateDNSPolicy (defaulted to ClusterFirst)."""
-    policy = text(value) if value is not None else "ClusterFirst"
-    if policy is None or policy in DNS_POLICIES:
+    policy = text(value) or "ClusterFirst"  # SetDefaults_PodSpec: unset or "" is ClusterFirst
+    if policy in DNS_POLICIES:
         return []
-    if policy == "":
-        return [required("POD-023", path)]
     return [not_supported("POD-023", path, policy, DNS_POLICIES)]
 
 

@@ -338,11 +338,9 @@ RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 
 def check_restart_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateRestartPolicy (after defaulting: Always when unset)."""
-    policy = text(value) if value is not None else "Always"
-    if policy is None or policy in RESTART_POLICIES:
+    policy = text(value) or "Always"  # SetDefaults_PodSpec: unset or "" is Always
+    if policy in RESTART_POLICIES:
         return []
-    if policy == "":
-        return [required("POD-024", path)]
     return [not_supported("POD-024", path, policy, RESTART_POLICIES)]
 
 
