@@ -421,10 +421,11 @@ AREAS: tuple[Area, ...] = (
         "hugepages (POD-009, hugepages on CREATE only, as upstream tolerates stored values), "
         "and requests no greater than limits, equal for resources that cannot be overcommitted "
         "(extended resources, hugepages), whose limit is required (POD-010). Beyond these, the "
-        "rest of upstream's pod-spec validation, one rule per upstream area (POD-011..POD-024: "
+        "rest of upstream's pod-spec validation, one rule per upstream area (POD-011..POD-025: "
         "probes and lifecycle, init containers and sidecars, resize policies, env sources, volume "
         "sources, mounts and devices, container misc, security contexts, OS, affinity, "
-        "tolerations, topology spread, DNS, scalar fields), with the differences of the "
+        "tolerations, topology spread, DNS, scalar fields, resource claims), with the "
+        "differences of the "
         "configured `kubernetesVersion`'s default feature gates. Values are judged "
         "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
         "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
@@ -1582,6 +1583,14 @@ RULES: tuple[RuleInfo, ...] = (
             "check_identity_fields",
             "check_priority_fields",
         ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-025",
+        "pod",
+        "resource claims: the pod's claims name one claim or template each; containers use claims the pod declares",
+        source=f"{_CORE}: validatePodResourceClaims, validatePodResourceClaim, validateResourceClaimNames",
+        checked_in=_in("pod_resources", "check_pod_resource_claims", "check_container_claims"),
         at_rest=_STORED_SPEC,
     ),
     _r(

@@ -1,4 +1,4 @@
-"""POD-001..POD-024: upstream's ValidatePodTemplateSpec on a Job's pod template
+"""POD-001..POD-025: upstream's ValidatePodTemplateSpec on a Job's pod template
 and a CronJob's `spec.jobTemplate.spec.template` (docs/RULES.md, "Pod template (POD)").
 
 One pass over the template, in upstream's order: template labels and annotations (IM-008),
@@ -43,6 +43,11 @@ from jobguard.validators.rules.pod_dns import (
     check_host_aliases,
     check_host_names,
     check_hostname_and_subdomain,
+)
+from jobguard.validators.rules.pod_resources import (
+    check_container_claims,
+    check_pod_resource_claims,
+    pod_claim_names,
 )
 from jobguard.validators.rules.pod_scheduling import (
     check_affinity,
@@ -395,6 +400,11 @@ def _check_container(
     if policy and policy not in PULL_POLICIES:
         errors.append(not_supported("POD-004", f"{path}.imagePullPolicy", policy, PULL_POLICIES))
     errors += check_resources(container.get("resources"), f"{path}.resources", create)
+    resources = container.get("resources")
+    if isinstance(resources, dict) and "claims" in resources:
+        errors += check_container_claims(
+            resources["claims"], f"{path}.resources.claims", pod.claims, options
+        )
     if "resizePolicy" in container:
         errors += check_resize_policy(
             container["resizePolicy"], f"{path}.resizePolicy", pod.restart_policy, options
@@ -488,6 +498,8 @@ class _Pod(NamedTuple):
     restart_policy: str
     host_users: bool
     file_refs: list[str]
+    claims: frozenset[str]
+    """The names of the pod's resource claims."""
     """Filled by the container checks: the env entries with a fileKeyRef."""
 
 
@@ -507,6 +519,8 @@ def check_pod_template(
     at = f"{path}.spec"
     volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
     errors += volume_errors
+    if "resourceClaims" in spec:
+        errors += check_pod_resource_claims(spec["resourceClaims"], f"{at}.resourceClaims", options)
     grace = spec.get("terminationGracePeriodSeconds", 30)
     pod = _Pod(
         volumes=volumes,
@@ -515,6 +529,7 @@ def check_pod_template(
         restart_policy=spec.get("restartPolicy") or "Always",
         host_users=spec.get("hostUsers") is not False,
         file_refs=[],
+        claims=pod_claim_names(spec, options) if "resourceClaims" in spec else frozenset(),
     )
     containers = _list(spec.get("containers"))
     errors += _check_containers(containers, pod, f"{at}.containers", create)
