@@ -489,6 +489,9 @@ def _check_volumes(
     return valid, errors
 
 
+_NO_CLAIMS: frozenset[str] = frozenset()
+
+
 class _Pod(NamedTuple):
     """What the container checks need of the pod spec."""
 
@@ -522,14 +525,14 @@ def check_pod_template(
     if "resourceClaims" in spec:
         errors += check_pod_resource_claims(spec["resourceClaims"], f"{at}.resourceClaims", options)
     grace = spec.get("terminationGracePeriodSeconds", 30)
-    pod = _Pod(
-        volumes=volumes,
-        options=options,
-        grace=grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
-        restart_policy=spec.get("restartPolicy") or "Always",
-        host_users=spec.get("hostUsers") is not False,
-        file_refs=[],
-        claims=pod_claim_names(spec, options) if "resourceClaims" in spec else frozenset(),
+    pod = _Pod(  # positional: this runs for every template
+        volumes,
+        options,
+        grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
+        spec.get("restartPolicy") or "Always",
+        spec.get("hostUsers") is not False,
+        [],
+        pod_claim_names(spec, options) if "resourceClaims" in spec else _NO_CLAIMS,
     )
     containers = _list(spec.get("containers"))
     errors += _check_containers(containers, pod, f"{at}.containers", create)

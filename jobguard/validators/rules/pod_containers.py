@@ -650,6 +650,7 @@ _PROPAGATIONS = ["Bidirectional", "HostToContainer", "None"]
 _RRO_MODES = ["Disabled", "Enabled", "IfPossible"]
 BLOCK_KINDS = frozenset(("persistentVolumeClaim", "ephemeral"))
 _PLAIN_MOUNT = frozenset(("name", "mountPath", "readOnly"))
+_NONE: frozenset[Any] = frozenset()
 
 
 def check_volume_mounts(
@@ -660,8 +661,8 @@ def check_volume_mounts(
     errors: list[FieldError] = []
     mount_points: set[str] = set()
     devices = [as_dict(d) for d in as_list(container.get("volumeDevices"))]
-    device_names = {d.get("name") for d in devices}
-    device_paths = {d.get("devicePath") for d in devices}
+    device_names = {d.get("name") for d in devices} if devices else _NONE
+    device_paths = {d.get("devicePath") for d in devices} if devices else _NONE
     for index, mount in enumerate(as_list(container.get("volumeMounts"))):
         if not isinstance(mount, dict):
             continue
