@@ -6,8 +6,10 @@ the API server's list semantics for what jobguard asks:
 - `GET /apis/batch/v1/{jobs,cronjobs}` and `.../namespaces/NS/{jobs,cronjobs}`: `limit` and
   `continue` pages (a token names the list's snapshot and the next offset), items without
   apiVersion and kind, a `410 Gone` Status (reason Expired) for a token that has expired;
-- discovery of `wgpolicyk8s.io/v1alpha2` (404 unless the PolicyReport CRD is "installed"), and
-  POST (409 when it exists) / merge PATCH of PolicyReports;
+- discovery of `wgpolicyk8s.io/v1alpha2` and `openreports.io/v1alpha1` (404 unless the
+  PolicyReport or Report CRD is "installed"), POST (409 when it exists) / merge PATCH / DELETE
+  (404 when absent) of PolicyReports and Reports, and their lists (in a namespace or in all,
+  with a `labelSelector` of `key=value` terms);
 - bearer tokens: an unknown one gets `401`; `forbid` makes a (verb, resource) `403` with the
   API server's message.
 
@@ -35,7 +37,16 @@ from jobguard.app.certs import generate
 
 TOKEN = "jobguard-test-token"
 KINDS = {"jobs": "Job", "cronjobs": "CronJob"}
-REPORTS = "/apis/wgpolicyk8s.io/v1alpha2"
+REPORT_APIS = {
+    # path prefix: (group, version, plural, kind)
+    "/apis/wgpolicyk8s.io/v1alpha2": (
+        "wgpolicyk8s.io",
+        "v1alpha2",
+        "policyreports",
+        "PolicyReport",
+    ),
+    "/apis/openreports.io/v1alpha1": ("openreports.io", "v1alpha1", "reports", "Report"),
+}
 
 
 @dataclass
@@ -64,6 +75,10 @@ class FakeCluster:
     """How many continue tokens expire (410) before tokens work again."""
     reports_installed: bool = False
     reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """PolicyReports by (namespace, name)."""
+    openreports_installed: bool = False
+    openreports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """OpenReports Reports by (namespace, name)."""
     requests: list[Recorded] = field(default_factory=list)
     snapshot: int = 1
 
@@ -75,6 +90,14 @@ class FakeCluster:
 
     def add(self, resource: str, *objects: dict[str, Any]) -> None:
         self.objects[resource].extend(copy.deepcopy(o) for o in objects)
+
+    def delete(self, resource: str, namespace: str, name: str) -> None:
+        """The object is gone (as ttlSecondsAfterFinished removes a finished Job)."""
+        self.objects[resource] = [
+            o
+            for o in self.objects[resource]
+            if (o["metadata"]["namespace"], o["metadata"]["name"]) != (namespace, name)
+        ]
 
     def lists(self, resource: str) -> list[Recorded]:
         return [r for r in self.requests if r.method == "GET" and r.path.endswith(f"/{resource}")]
@@ -102,8 +125,9 @@ class FakeCluster:
         parts = path.strip("/").split("/")
         if parts[:3] == ["apis", "batch", "v1"]:
             return self._list(request.method, parts[3:], query)
-        if path.startswith(REPORTS):
-            return self._reports(request.method, parts[3:], body)
+        for prefix, api in REPORT_APIS.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                return self._reports(api, request.method, parts[3:], body, query)
         return _status(
             404, "NotFound", f"the server could not find the requested resource ({path})"
         )
@@ -166,8 +190,21 @@ class FakeCluster:
             },
         )
 
-    def _reports(self, method: str, rest: list[str], body: Any) -> Response:
-        if not self.reports_installed:
+    def _reports(
+        self,
+        api: tuple[str, str, str, str],
+        method: str,
+        rest: list[str],
+        body: Any,
+        query: dict[str, str],
+    ) -> Response:
+        group, version, plural, kind = api
+        installed, store = (
+            (self.reports_installed, self.reports)
+            if plural == "policyreports"
+            else (self.openreports_installed, self.openreports)
+        )
+        if not installed:
             return _status(404, "NotFound", "the server could not find the requested resource")
         if not rest and method == "GET":
             return _json(
@@ -175,39 +212,68 @@ class FakeCluster:
                 {
                     "kind": "APIResourceList",
                     "apiVersion": "v1",
-                    "groupVersion": "wgpolicyk8s.io/v1alpha2",
+                    "groupVersion": f"{group}/{version}",
                     "resources": [
                         {
-                            "name": "policyreports",
+                            "name": plural,
                             "namespaced": True,
-                            "kind": "PolicyReport",
-                            "singularName": "policyreport",
-                            "verbs": ["create", "get", "list", "patch", "update"],
+                            "kind": kind,
+                            "singularName": kind.lower(),
+                            "verbs": ["create", "delete", "get", "list", "patch", "update"],
                         },
                     ],
                 },
             )
-        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] == "policyreports":
-            namespace = rest[1]
-            verb = {"POST": "create", "PATCH": "patch"}.get(method, method.lower())
-            if (verb, "policyreports") in self.forbid:
-                return self._forbidden(verb, "policyreports", "wgpolicyk8s.io", namespace)
-            if method == "POST" and len(rest) == 3:
-                key = (namespace, body["metadata"]["name"])
-                if key in self.reports:
-                    return _status(
-                        409,
-                        "AlreadyExists",
-                        f'policyreports.wgpolicyk8s.io "{key[1]}" already exists',
-                    )
-                self.reports[key] = body
-                return _json(201, body)
-            if method == "PATCH" and len(rest) == 4:
-                key = (namespace, rest[3])
-                if key not in self.reports:
-                    return _status(404, "NotFound", "not found")
-                self.reports[key] = {**self.reports[key], **body}
-                return _json(200, self.reports[key])
+        namespace = None
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] == plural:
+            namespace, rest = rest[1], rest[2:]
+        if not rest or rest[0] != plural:
+            return _status(405, "MethodNotAllowed", "not supported by the stand-in")
+        verb = {"POST": "create", "PATCH": "patch", "DELETE": "delete"}.get(method, "")
+        if method == "GET" and len(rest) == 1:
+            verb = "list"
+        if (verb, plural) in self.forbid:
+            return self._forbidden(verb, plural, group, namespace)
+        if verb == "list":
+            wanted = dict(
+                term.split("=", 1) for term in query.get("labelSelector", "").split(",") if term
+            )
+            items = [
+                report
+                for (ns, _), report in sorted(store.items())
+                if (namespace is None or ns == namespace)
+                and all(report["metadata"].get("labels", {}).get(k) == v for k, v in wanted.items())
+            ]
+            return _json(
+                200,
+                {
+                    "kind": f"{kind}List",
+                    "apiVersion": f"{group}/{version}",
+                    "metadata": {"resourceVersion": "1"},
+                    "items": items,
+                },
+            )
+        if namespace is None:
+            return _status(405, "MethodNotAllowed", "not supported by the stand-in")
+        if verb == "create" and len(rest) == 1:
+            key = (namespace, body["metadata"]["name"])
+            if key in store:
+                return _status(409, "AlreadyExists", f'{plural}.{group} "{key[1]}" already exists')
+            store[key] = body
+            return _json(201, body)
+        if verb in ("patch", "delete") and len(rest) == 2:
+            key = (namespace, rest[1])
+            if key not in store:
+                return _status(404, "NotFound", f'{plural}.{group} "{key[1]}" not found')
+            if verb == "delete":
+                del store[key]
+                return _json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+            # A JSON merge patch (RFC 7386) of the top level and of metadata.
+            merged = {**store[key], **body}
+            if "metadata" in body:
+                merged["metadata"] = {**store[key]["metadata"], **body["metadata"]}
+            store[key] = merged
+            return _json(200, merged)
         return _status(405, "MethodNotAllowed", "not supported by the stand-in")
 
 

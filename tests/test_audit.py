@@ -200,7 +200,7 @@ def test_sarif_output(capsys: pytest.CaptureFixture[str], kubeconfig: str) -> No
 
 
 # The fields jobguard fills in, as the wgpolicyk8s.io/v1alpha2 PolicyReport CRD defines them.
-POLICY_REPORT_SCHEMA = {
+POLICY_REPORT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["apiVersion", "kind", "metadata", "summary", "results"],
     "properties": {
@@ -334,6 +334,145 @@ def test_write_reports_creates_then_updates(
     assert stand_in.cluster.reports[("team-a", "jobguard")]["summary"]["fail"] == 0
 
 
+OPEN_REPORT_SCHEMA = {
+    **POLICY_REPORT_SCHEMA,
+    "required": ["apiVersion", "kind", "metadata", "source", "summary", "results"],
+    "properties": {
+        **POLICY_REPORT_SCHEMA["properties"],
+        "apiVersion": {"const": "openreports.io/v1alpha1"},
+        "kind": {"const": "Report"},
+        "source": {"const": "jobguard"},
+    },
+}
+
+
+def test_write_reports_replace_the_last_pass(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str, stand_in: StandIn
+) -> None:
+    cluster = stand_in.cluster
+    cluster.reports_installed = True
+    # A report of another tool in the same namespace: never listed as jobguard's, never touched.
+    kyverno = {
+        "apiVersion": "wgpolicyk8s.io/v1alpha2",
+        "kind": "PolicyReport",
+        "metadata": {
+            "name": "kyverno",
+            "namespace": "team-b",
+            "labels": {"app.kubernetes.io/managed-by": "kyverno"},
+        },
+        "results": [],
+    }
+    cluster.reports[("team-b", "kyverno")] = kyverno
+    args = ("--kubeconfig", kubeconfig, "--config", KUEUE, "--write-reports")
+    code, _, err = run(capsys, *args)
+    assert "PolicyReports written: 3 created, 0 updated, 0 deleted (stale)" in err
+    assert cluster.reports[("team-b", "jobguard")]["summary"]["fail"] == 1
+    # team-b's only Job is removed (ttlSecondsAfterFinished): its namespace report goes with it.
+    cluster.delete("jobs", "team-b", "broken")
+    code, _, err = run(capsys, *args)
+    assert code == 1
+    assert "PolicyReports written: 0 created, 2 updated, 1 deleted (stale)" in err
+    assert set(cluster.reports) == {
+        ("default", "jobguard"),
+        ("team-a", "jobguard"),
+        ("team-b", "kyverno"),
+    }
+    # The Job that failed is gone too: the namespace report no longer says fail.
+    cluster.delete("jobs", "team-a", "train")
+    code, _, err = run(capsys, *args)
+    assert code == 0
+    assert cluster.reports[("team-a", "jobguard")]["summary"] == {
+        "pass": 1,
+        "fail": 0,
+        "warn": 0,
+        "error": 0,
+        "skip": 0,
+    }
+    # One namespace audited: only that namespace's reports are listed and replaced.
+    cluster.requests.clear()
+    run(capsys, *args, "-n", "team-a")
+    lists = [r for r in cluster.requests if r.method == "GET" and r.path.endswith("policyreports")]
+    assert [(r.path, r.query["labelSelector"]) for r in lists] == [
+        (
+            "/apis/wgpolicyk8s.io/v1alpha2/namespaces/team-a/policyreports",
+            "app.kubernetes.io/managed-by=jobguard",
+        )
+    ]
+    assert ("default", "jobguard") in cluster.reports
+    assert cluster.reports[("team-b", "kyverno")] is kyverno
+
+
+def test_openreports_per_object_owned_and_deleted_with_the_object(
+    capsys: pytest.CaptureFixture[str], kubeconfig: str, stand_in: StandIn
+) -> None:
+    cluster = stand_in.cluster
+    args = ("--kubeconfig", kubeconfig, "--config", KUEUE, "--write-reports")
+    per_object = (*args, "--report-api", "openreports", "--report-scope", "object")
+    code, _, err = run(capsys, *per_object)
+    assert code == 2
+    assert "the Report CRD (reports.openreports.io, v1alpha1) is not installed" in err
+    cluster.openreports_installed = True
+    cluster.reports_installed = True
+    # A namespace-scoped pass first, in the PolicyReport API: that API is not touched by passes
+    # that write OpenReports.
+    run(capsys, *args)
+    code, _, err = run(capsys, *per_object)
+    assert code == 1
+    assert "Reports written: 5 created, 0 updated, 0 deleted (stale)" in err
+    assert len(cluster.reports) == 3
+    train = cluster.openreports[("team-a", "jobguard-job-train")]
+    jsonschema.validate(train, OPEN_REPORT_SCHEMA)
+    assert train["metadata"]["ownerReferences"] == [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "uid-train"}
+    ]
+    assert train["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "jobguard"}
+    assert train["scope"]["uid"] == "uid-train"
+    assert train["summary"]["fail"] == 1
+    # The Job disappears between passes: its report is deleted, the others are updated.
+    cluster.delete("jobs", "team-a", "train")
+    code, _, err = run(capsys, *per_object)
+    assert code == 1
+    assert "Reports written: 0 created, 4 updated, 1 deleted (stale)" in err
+    assert ("team-a", "jobguard-job-train") not in cluster.openreports
+    # Recreated under the same name: the report is patched to its new owner.
+    cluster.add("jobs", job("train", uid="uid-train-2", namespace="team-a"))
+    run(capsys, *per_object)
+    owner = cluster.openreports[("team-a", "jobguard-job-train")]["metadata"]["ownerReferences"]
+    assert owner[0]["uid"] == "uid-train-2"
+    # Back to one report per namespace: the per-object reports are replaced.
+    code, _, err = run(capsys, *args, "--report-api", "openreports")
+    assert "Reports written: 3 created, 0 updated, 5 deleted (stale)" in err
+    assert sorted(cluster.openreports) == [
+        ("default", "jobguard"),
+        ("team-a", "jobguard"),
+        ("team-b", "jobguard"),
+    ]
+    assert "ownerReferences" not in cluster.openreports[("team-a", "jobguard")]["metadata"]
+
+
+def test_openreports_output(capsys: pytest.CaptureFixture[str], kubeconfig: str) -> None:
+    code, out, _ = run(
+        capsys, "--kubeconfig", kubeconfig, "--config", KUEUE, "--output", "openreports"
+    )
+    assert code == 1
+    reports = list(yaml.safe_load_all(out))
+    assert [r["metadata"]["namespace"] for r in reports] == ["default", "team-a", "team-b"]
+    for report in reports:
+        jsonschema.validate(report, OPEN_REPORT_SCHEMA)
+    code, out, _ = run(
+        capsys,
+        "--kubeconfig",
+        kubeconfig,
+        "--output",
+        "policyreport",
+        "--report-api",
+        "openreports",
+        "--report-scope",
+        "object",
+    )
+    assert {r["kind"] for r in yaml.safe_load_all(out)} == {"Report"}
+
+
 def test_missing_rbac_is_named(
     capsys: pytest.CaptureFixture[str], kubeconfig: str, stand_in: StandIn
 ) -> None:
@@ -353,18 +492,78 @@ def test_missing_rbac_is_named(
     assert (
         "RBAC needs verb 'create' on resource 'policyreports' in API group 'wgpolicyk8s.io'" in err
     )
+    # Replacing the last pass lists and deletes reports: both are named when not granted.
+    for verb, message in [
+        ("list", "may not list reports.openreports.io in all namespaces"),
+        ("delete", "may not delete reports.openreports.io in namespace 'team-b'"),
+    ]:
+        stand_in.cluster.forbid = {(verb, "reports")}
+        stand_in.cluster.openreports_installed = True
+        stand_in.cluster.openreports[("team-b", "jobguard-job-gone")] = {
+            "metadata": {
+                "name": "jobguard-job-gone",
+                "namespace": "team-b",
+                "labels": {"app.kubernetes.io/managed-by": "jobguard"},
+            }
+        }
+        code, _, err = run(
+            capsys, "--kubeconfig", kubeconfig, "--write-reports", "--report-api", "openreports"
+        )
+        assert code == 2 and message in err, err
 
 
 def test_unreachable_or_unauthorized(
-    capsys: pytest.CaptureFixture[str], stand_in: StandIn, tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    stand_in: StandIn,
+    tmp_path: Path,
 ) -> None:
     stale = str(stand_in.kubeconfig(tmp_path / "stale", token="stale"))
     code, _, err = run(capsys, "--kubeconfig", stale)
     assert code == 2 and "could not audit: unauthorized" in err
+    # Unreachable: one line naming the server and the kubeconfig, and no retry warning first.
     code, _, err = run(capsys, "--kubeconfig", stale, "--context", "nowhere")
-    assert code == 2 and "could not audit: cannot reach the cluster at https://127.0.0.1:9" in err
-    code, _, err = run(capsys, "--kubeconfig", str(tmp_path / "absent"))
-    assert code == 2 and "no usable cluster configuration" in err
+    assert code == 2
+    assert err == (
+        f"jobguard: could not audit: cannot reach the cluster at https://127.0.0.1:9 (kubeconfig "
+        f"{stale}, context nowhere): [Errno 111] Connection refused\n"
+    )
+    assert "Retrying" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "no such file"),
+        ("clusters: [\n  broken", "not YAML: expected ',' or ']', but got '<stream end>'"),
+        ("just a string\n", "not a kubeconfig (TypeError: "),
+        ("apiVersion: v1\nkind: Config\n", "Invalid kube-config file"),
+    ],
+)
+def test_an_unusable_kubeconfig_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str | None, problem: str
+) -> None:
+    path = tmp_path / "kubeconfig"
+    if content is not None:
+        path.write_text(content)
+    code, out, err = run(capsys, "--kubeconfig", str(path))
+    assert code == 2 and out == ""
+    prefix = f"jobguard: could not audit: no usable cluster configuration: kubeconfig {path}: "
+    assert err.startswith(prefix + problem), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_missing_default_kubeconfig_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nope"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    code, _, err = run(capsys)
+    assert code == 2
+    assert err == (
+        f"jobguard: could not audit: no usable cluster configuration: kubeconfig "
+        f"{tmp_path / 'nope'}: no such file (and not running in a pod)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The chart's background audit and kubernetesVersion: auto, rendered by Helm's own engine like
 tests/test_chart.py: off by default; when on, a least-privilege ClusterRole (list jobs and
-cronjobs; create and patch PolicyReports only when writing them) and the service account token
+cronjobs; list, create, patch and delete reports only when writing them) and the service account token
 mounted only for what talks to the API server."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ LIST_JOBS = {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs":
 WRITE_REPORTS = {
     "apiGroups": ["wgpolicyk8s.io"],
     "resources": ["policyreports"],
-    "verbs": ["create", "patch"],
+    "verbs": ["list", "create", "patch", "delete"],
 }
 
 
@@ -57,20 +57,37 @@ def test_audit_grants_list_on_jobs_and_cronjobs_only() -> None:
         kubernetes_validate.validate(obj, KUBERNETES, strict=True)
 
 
-def test_writing_reports_adds_create_and_patch_on_policyreports() -> None:
+def test_writing_reports_grants_what_replacing_them_needs() -> None:
     objects = render({"audit": {"enabled": True, "writeReports": True}})
     assert objects["ClusterRole/jobguard-audit"]["rules"] == [LIST_JOBS, WRITE_REPORTS]
     assert _audit_args(objects) == [
         "--audit-interval=60",
         "--audit-page-size=500",
         "--audit-write-reports",
+        "--audit-report-api=wgpolicyk8s",
+        "--audit-report-scope=namespace",
+    ]
+    objects = render({"audit": {"enabled": True, "writeReports": True, "reportApi": "openreports"}})
+    assert objects["ClusterRole/jobguard-audit"]["rules"] == [
+        LIST_JOBS,
+        {**WRITE_REPORTS, "apiGroups": ["openreports.io"], "resources": ["reports"]},
     ]
 
 
 def test_the_rendered_arguments_are_ones_serve_takes() -> None:
-    objects = render({"audit": {"enabled": True, "writeReports": True}})
+    objects = render(
+        {
+            "audit": {
+                "enabled": True,
+                "writeReports": True,
+                "reportApi": "openreports",
+                "reportScope": "object",
+            }
+        }
+    )
     args = build_parser().parse_args(["serve", *_pod(objects)["containers"][0]["args"]])
     assert (args.audit_interval, args.audit_page_size, args.audit_write_reports) == (60, 500, True)
+    assert (args.audit_report_api, args.audit_report_scope) == ("openreports", "object")
 
 
 def test_kubernetes_version_auto_mounts_the_token_without_a_role() -> None:
@@ -88,6 +105,8 @@ def test_kubernetes_version_auto_mounts_the_token_without_a_role() -> None:
         {"audit": {"intervalMinutes": 0}},
         {"audit": {"pageSize": 0}},
         {"audit": {"bogus": 1}},
+        {"audit": {"reportApi": "kyverno"}},
+        {"audit": {"reportScope": "cluster"}},
     ],
 )
 def test_schema_rejects_unusable_audit_values(values: dict[str, Any]) -> None:

@@ -123,11 +123,25 @@ def test_lookalikes_are_errors_with_kubectls_words(
     path.write_text(LOOKALIKES + "---\n" + JOB)
     code, body = check_json([str(path)], capsys)
     assert code == 2
+    mapping = 'resource mapping not found for name: "{}" namespace: "" from "' + str(path) + '": '
+    hint = "\nensure CRDs are installed first"
     assert [(e["line"], e["document"], e["message"]) for e in body["errors"]] == [
-        (2, 0, 'no matches for kind "CronJob" in version "batch/v1beta1"'),
-        (6, 1, 'no matches for kind "job" in version "batch/v1"'),
-        (10, 2, 'no matches for kind "Job" in version "batch/v2alpha1"'),
-        (14, 3, 'no matches for kind "Job" in version "v1"'),
+        (
+            2,
+            0,
+            mapping.format("legacy")
+            + 'no matches for kind "CronJob" in version "batch/v1beta1"'
+            + hint,
+        ),
+        (6, 1, mapping.format("lower") + 'no matches for kind "job" in version "batch/v1"' + hint),
+        (
+            10,
+            2,
+            mapping.format("future")
+            + 'no matches for kind "Job" in version "batch/v2alpha1"'
+            + hint,
+        ),
+        (14, 3, mapping.format("core") + 'no matches for kind "Job" in version "v1"' + hint),
         (17, 4, 'apiVersion not set for kind "CronJob" (Job and CronJob are batch/v1)'),
     ]
     # A Job of another API group (Volcano's) and a ConfigMap are skipped, and named.
@@ -147,12 +161,16 @@ def test_lookalikes_in_text_and_on_stderr(
     path.write_text(LOOKALIKES.split("---\n")[0])
     code, out, err = run(["check", str(path)], capsys)
     assert code == 2
+    kubectl = (
+        f'resource mapping not found for name: "legacy" namespace: "" from "{path}": '
+        'no matches for kind "CronJob" in version "batch/v1beta1"\nensure CRDs are installed first'
+    )
     assert out.splitlines() == [
-        f'{path}:2: error: no matches for kind "CronJob" in version "batch/v1beta1"',
+        *f"{path}:2: error: {kubectl}".splitlines(),
         "0 violation(s) (0 deny, 0 warn, 0 dryrun) in 0 checked document(s) of 1 file(s); "
         "0 skipped, 1 error(s)",
     ]
-    assert err == f'jobguard: {path}:2: no matches for kind "CronJob" in version "batch/v1beta1"\n'
+    assert err == f"jobguard: {path}:2: {kubectl}\n"
 
 
 def test_empty_stdin_is_an_error(
@@ -170,7 +188,7 @@ def test_empty_stdin_is_an_error(
     assert code == 2 and out.startswith("<stdin>: error: no documents (empty input)\n")
 
 
-def test_empty_files_and_directories_are_errors(
+def test_empty_directories_are_errors_and_empty_files_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty_dir = tmp_path / "nothing"
@@ -184,7 +202,9 @@ def test_empty_files_and_directories_are_errors(
     assert code == 2
     assert [(e["file"], e["message"]) for e in body["errors"]] == [
         (str(empty_dir), "no manifest files (*.yaml, *.yml, *.json)"),
-        (str(empty_file), "no documents (empty input)"),
+    ]
+    assert [(s["file"], s["line"], s["reason"]) for s in body["skipped"]] == [
+        (str(empty_file), 0, "no Kubernetes object (empty, or only comments)"),
     ]
     assert [r["name"] for r in body["results"]] == ["ok"]
 
@@ -270,8 +290,8 @@ def test_junit_counts_are_exact(tmp_path: Path, capsys: pytest.CaptureFixture[st
         ["skipped"],
         ["error"],
     ]
-    assert cases[3]["error"][0]["@message"] == (
-        'no matches for kind "CronJob" in version "batch/v1beta1"'
+    assert cases[3]["error"][0]["@message"].endswith(
+        'no matches for kind "CronJob" in version "batch/v1beta1"\nensure CRDs are installed first'
     )
 
 
@@ -569,6 +589,7 @@ def test_odd_inputs_never_crash_any_format(
     if output == "json":
         assert [(Path(e["file"]).name, e["line"]) for e in report["errors"]] == [
             ("binary.yaml", 0),
+            ("deep.yaml", 1),  # nested deeper than manifests.MAX_DEPTH
             ("items.yaml", 3),
         ]
         assert report["summary"]["files"] == len(ODD_INPUTS)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import MutableMapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import jobguard
+from jobguard.app.config import parse_config
 from jobguard.app.server.app import ServerOptions, create_app
 from jobguard.app.server.observability import JsonFormatter
 from tests.asgi import drive
@@ -118,6 +121,71 @@ def test_metrics_for_reloads_and_certificate_expiry(tmp_path: Path) -> None:
     assert metric(text, "jobguard_config_reloads_total", result="failure") == 1
     seconds = metric(text, "jobguard_certificate_expiry_seconds")
     assert 9.9 * 86400 < seconds <= 10 * 86400
+    # The NotAfter itself, as Unix time (alert on `... - time() < 7 * 86400`).
+    expiry = metric(text, "jobguard_certificate_expiry_timestamp_seconds")
+    assert abs(expiry - (time.time() + 10 * 86400)) < 60
+
+
+def test_requests_in_flight() -> None:
+    """The gauge counts a request from its arrival until it is answered."""
+    app = create_app(parse_config("{}"))
+    gauge = app.metrics.requests_in_flight
+    body = orjson.dumps(review(job()))
+    seen: list[float] = []
+
+    async def scenario() -> None:
+        arrived = asyncio.Event()
+        release = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            arrived.set()
+            await release.wait()
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/validate",
+            "headers": [(b"content-length", str(len(body)).encode())],
+            "query_string": b"",
+        }
+        task = asyncio.create_task(app(scope, receive, send))
+        await arrived.wait()
+        seen.append(gauge.labels("validate")._value.get())
+        release.set()
+        await task
+        seen.append(gauge.labels("validate")._value.get())
+        assert sent[0]["status"] == 200
+
+    asyncio.run(scenario())
+    assert seen == [1.0, 0.0]
+    with TestClient(app) as client:
+        text = client.get("/metrics").text
+    assert metric(text, "jobguard_requests_in_flight", endpoint="validate") == 0
+    assert metric(text, "jobguard_requests_in_flight", endpoint="mutate") == 0
+
+
+def test_metrics_only_on_the_health_port_when_there_is_one() -> None:
+    health = free_port()
+    options = ServerOptions(health_port=health, health_host="127.0.0.1")
+    with TestClient(create_app(parse_config("{}"), options=options)) as client:
+        assert client.get("/metrics").status_code == 404
+        assert client.get("/healthz").text == "ok"
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{health}/metrics")
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert response.status_code == 200 and "jobguard_build_info" in response.text
+        assert httpx.get(f"http://127.0.0.1:{health}/readyz").text == "ok"
 
 
 def test_one_structured_log_line_per_request_without_bodies(
@@ -263,6 +331,8 @@ def test_health_port_serves_probes_over_plain_http() -> None:
         wait_ready(f"http://127.0.0.1:{health}", proc=proc)
         assert httpx.get(f"http://127.0.0.1:{health}/healthz").text == "ok"
         assert "jobguard_requests_total" in httpx.get(f"http://127.0.0.1:{health}/metrics").text
+        # Metrics are on the metrics (health) port only, not on the webhook's.
+        assert httpx.get(f"http://127.0.0.1:{port}/metrics").status_code == 404
         # The webhook itself is not served there.
         assert (
             httpx.post(f"http://127.0.0.1:{health}/validate", json=review(job())).status_code == 404

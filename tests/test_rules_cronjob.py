@@ -353,7 +353,8 @@ def test_cj005_restart_policy_required(operation: str, restart_policy: str | Non
 @BOTH
 def test_cj005_restart_policy_unsupported(operation: str) -> None:
     v = judge(operation, with_pod(cronjob(), restartPolicy="Sometimes"))
-    assert causes(v) == [("CJ-005", RESTART, NOT_SUPPORTED)]
+    # Upstream reports it twice: the pod spec's validateRestartPolicy (POD-024) too.
+    assert causes(v) == [("CJ-005", RESTART, NOT_SUPPORTED), ("POD-024", RESTART, NOT_SUPPORTED)]
 
 
 @BOTH

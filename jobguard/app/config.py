@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from jobguard.app.yaml_shape import shape_problem
 from jobguard.validators import (
     BUILT_IN_EXEMPTIONS,
     DEFAULT_VERSION,
@@ -416,56 +417,6 @@ def _too_large(source: str, size: int) -> ConfigError:
     )
 
 
-def _shape_problem(text: str, source: str) -> ConfigProblem | None:
-    """Nesting deeper than MAX_DEPTH or more than MAX_NODES nodes (aliases expanded), found on
-    PyYAML's event stream, which does not recurse (its composer and constructor do, a level of
-    Python stack or more a level): the scan stops at the first level or node too many."""
-    open_: list[list[Any]] = []  # each open collection: [anchor, nodes, height of its children]
-    sizes: dict[str, tuple[int, int]] = {}  # an anchored node's (nodes, height), for its aliases
-    count = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        line = event.start_mark.line + 1 if event.start_mark is not None else None
-        size: tuple[int, int]
-        anchor: str | None = None
-        if isinstance(event, yaml.CollectionStartEvent):
-            open_.append([event.anchor, 1, 0])
-            size = (1, 1)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, nodes, height = open_.pop()
-            if anchor is not None:
-                sizes[anchor] = (nodes, height + 1)
-            if open_:
-                open_[-1][1] += nodes
-                open_[-1][2] = max(open_[-1][2], height + 1)
-            continue
-        elif isinstance(event, yaml.ScalarEvent):
-            anchor, size = event.anchor, (1, 0)
-        elif isinstance(event, yaml.AliasEvent):
-            if any(entry[0] == event.anchor for entry in open_):
-                return ConfigProblem(
-                    source, line, "", f"the alias *{event.anchor} is inside its own anchor"
-                )
-            size = sizes.get(str(event.anchor), (1, 0))  # an undefined one: the composer says
-        else:
-            continue
-        count += size[0]
-        if anchor is not None:
-            sizes[anchor] = size
-        depth = len(open_) + size[1] - (1 if isinstance(event, yaml.CollectionStartEvent) else 0)
-        if depth > MAX_DEPTH:
-            return ConfigProblem(
-                source, line, "", f"nested deeper than {MAX_DEPTH} levels of mappings and lists"
-            )
-        if count > MAX_NODES:
-            return ConfigProblem(
-                source, line, "", f"more than {MAX_NODES} values (aliases expanded)"
-            )
-        if open_ and not isinstance(event, yaml.CollectionStartEvent):
-            open_[-1][1] += size[0]
-            open_[-1][2] = max(open_[-1][2], size[1])
-    return None
-
-
 def _compose(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     """The data and its YAML node tree (for lines), parsed once; ConfigError for text that is not
     one YAML document of bounded size and shape."""
@@ -473,9 +424,9 @@ def _compose(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     if size > MAX_CONFIG_BYTES:
         raise _too_large(source, size)
     try:
-        problem = _shape_problem(text, source)
-        if problem is not None:
-            raise ConfigError([problem])
+        shape = shape_problem(text, max_depth=MAX_DEPTH, max_nodes=MAX_NODES)
+        if shape is not None:
+            raise ConfigError([ConfigProblem(source, shape.line, "", shape.reason)])
         loader = yaml.SafeLoader(text)
         try:
             root = loader.get_single_node()

@@ -407,7 +407,7 @@ AREAS: tuple[Area, ...] = (
     Area(
         "pod",
         "Pod template (POD)",
-        "The essentials of upstream's `ValidatePodTemplateSpec`, on a Job's `spec.template` "
+        "Upstream's `ValidatePodTemplateSpec` as on CREATE, on a Job's `spec.template` "
         "(CREATE and UPDATE of `jobs`, with the Job spec checks, so twice on UPDATE as upstream "
         "reports them) and a CronJob's `spec.jobTemplate.spec.template`: containers present "
         "(POD-001), container and init-container names DNS-1123 labels, unique across both "
@@ -420,7 +420,13 @@ AREAS: tuple[Area, ...] = (
         "non-negative, whole numbers for extended resources and multiples of the page size for "
         "hugepages (POD-009, hugepages on CREATE only, as upstream tolerates stored values), "
         "and requests no greater than limits, equal for resources that cannot be overcommitted "
-        "(extended resources, hugepages), whose limit is required (POD-010). Values are judged "
+        "(extended resources, hugepages), whose limit is required (POD-010). Beyond these, the "
+        "rest of upstream's pod-spec validation, one rule per upstream area (POD-011..POD-025: "
+        "probes and lifecycle, init containers and sidecars, resize policies, env sources, volume "
+        "sources, mounts and devices, container misc, security contexts, OS, affinity, "
+        "tolerations, topology spread, DNS, scalar fields, resource claims), with the "
+        "differences of the "
+        "configured `kubernetesVersion`'s default feature gates. Values are judged "
         "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
         "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
         'in README.md ("What the pod rules cover").',
@@ -1366,7 +1372,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "environment variable names",
         source=f"{_CORE}: ValidateEnv (IsRelaxedEnvVarName)",
-        checked_in=_in("pod", "_check_env"),
+        checked_in=_in("pod_containers", "check_env"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1382,7 +1388,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "volume mounts name a volume and have a unique mountPath",
         source=f"{_CORE}: ValidateVolumeMounts",
-        checked_in=_in("pod", "_check_volume_mounts"),
+        checked_in=_in("pod_containers", "check_volume_mounts"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1400,6 +1406,191 @@ RULES: tuple[RuleInfo, ...] = (
         "requests do not exceed limits (equal where overcommit is not allowed)",
         source=f"{_CORE}: validateResourceRequirements",
         checked_in=_in("pod", "_check_resources", "_request_against_limit"),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-011",
+        "pod",
+        "probes and lifecycle handlers: exactly one valid handler, thresholds, liveness and startup successThreshold 1",
+        source=f"{_CORE}: validateLivenessProbe, validateReadinessProbe, validateStartupProbe, validateProbe, validateHandler, validateExecAction, validateHTTPGetAction, ValidatePortNumOrName, validateTCPSocketAction, validateGRPCAction, validateSleepAction, validateLifecycle",
+        checked_in=_in("pod_containers", "_port_num_or_name", "_handler", "check_probe"),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-012",
+        "pod",
+        "init containers, sidecars and container restart policies: probes and lifecycle only on sidecars (restartPolicy Always)",
+        source=f"{_CORE}: validateInitContainers, validateInitContainerRestartPolicy, validateContainerRestartPolicy, validateContainers",
+        checked_in=_in(
+            "pod_containers",
+            "_restart_rules",
+            "_container_restart_policy",
+            "check_regular_restart_policy",
+            "check_init_restart_policy",
+            "check_init_extras",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-013",
+        "pod",
+        "container resize policies",
+        source=f"{_CORE}: validateResizePolicy, validateInitContainers",
+        checked_in=_in("pod_containers", "check_init_extras", "check_resize_policy"),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-014",
+        "pod",
+        "environment variable sources (valueFrom) and envFrom",
+        source=f"{_CORE}: validateEnvVarValueFrom, validateObjectFieldSelector, validateContainerResourceFieldSelector, validateContainerResourceDivisor, validateConfigMapKeySelector, validateSecretKeySelector, validateFileKeySelector, validateFileKeyRefVolumes, ValidateEnvFrom, validateConfigMapEnvSource, validateSecretEnvSource",
+        checked_in=_in(
+            "pod_containers",
+            "_key_selector",
+            "_file_key_selector",
+            "_value_from",
+            "check_env_from",
+            "check_file_key_ref_volumes",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-015",
+        "pod",
+        "volume sources: one per volume, each valid (configMap, secret, emptyDir, hostPath, persistentVolumeClaim, projected, downwardAPI, csi, ephemeral, nfs, gitRepo, image)",
+        source=f"{_CORE}: validateVolumeSource, validateHostPathVolumeSource, validateGitRepoVolumeSource, validateSecretVolumeSource, validateConfigMapVolumeSource, validateKeyToPath, ValidateLocalNonReservedPath, validateNFSVolumeSource, validatePersistentClaimVolumeSource, validateDownwardAPIVolumeSource, validateDownwardAPIVolumeFile, validateProjectedVolumeSource, validateProjectionSources, validateCSIVolumeSource, validateEphemeralVolumeSource, ValidatePersistentVolumeClaimSpec, validateImageVolumeSource",
+        checked_in=_in(
+            "pod_volumes",
+            "_non_reserved_path",
+            "_key_to_path",
+            "_downward_file",
+            "_named_source",
+            "_projected",
+            "_claim_template",
+            "_one_source",
+            "_csi",
+            "judge_volume",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-016",
+        "pod",
+        "volume mounts (subPath, subPathExpr, mountPropagation, recursiveReadOnly) and volume devices",
+        source=f"{_CORE}: ValidateVolumeMounts, validateMountPropagation, validateMountRecursiveReadOnly, ValidateVolumeDevices",
+        checked_in=_in(
+            "pod_containers", "check_volume_mounts", "_recursive_read_only", "check_volume_devices"
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-017",
+        "pod",
+        "terminationMessagePolicy, host ports under hostNetwork, no ephemeral containers in a template",
+        source=f"{_CORE}: validateContainerCommon, validatePodHostNetworkDeps, ValidatePodTemplateSpec",
+        checked_in=_in(
+            "pod_containers",
+            "check_termination_message_policy",
+            "check_host_network_ports",
+            "check_ephemeral_containers",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-018",
+        "pod",
+        "pod and container security contexts, user namespaces",
+        source=f"{_CORE}: validatePodSpecSecurityContext, validateSysctls, ValidateHostSysctl, validateFSGroupChangePolicy, validateSupplementalGroupsPolicy, validateSELinuxChangePolicy, ValidateSecurityContext, ValidateProcMountType, validateSeccompProfileField, ValidateAppArmorProfileField, validateHostUsers",
+        checked_in=_in(
+            "pod_security",
+            "_id",
+            "check_seccomp_profile",
+            "check_apparmor_profile",
+            "check_pod_security_context",
+            "_enum",
+            "check_container_security_context",
+            "check_host_users",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-019",
+        "pod",
+        "the pod's OS and the fields a Linux or Windows pod may not set",
+        source=f"{_CORE}: validateOS, validateLinux, validateWindows",
+        checked_in=_in("pod_security", "check_os"),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-020",
+        "pod",
+        "nodeSelector and affinity",
+        source=f"{_CORE}: ValidateLabels (nodeSelector), validateAffinity, ValidateNodeSelector, ValidateNodeSelectorTerm, ValidateNodeSelectorRequirement, ValidateNodeFieldSelectorRequirement, ValidatePreferredSchedulingTerms, validatePodAffinityTerm, validateWeightedPodAffinityTerms, ValidatePodAffinityTermSelector, ValidateMatchLabelKeysAndMismatchLabelKeys",
+        checked_in=_in(
+            "pod_scheduling",
+            "check_node_selector",
+            "_node_requirement",
+            "_node_field_requirement",
+            "_weight",
+            "_node_affinity",
+            "_pod_affinity_term",
+            "_match_label_keys",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-021",
+        "pod",
+        "tolerations",
+        source=f"{_CORE}: ValidateTolerations, validateTaintEffect",
+        checked_in=_in("pod_scheduling", "check_tolerations"),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-022",
+        "pod",
+        "topology spread constraints",
+        source=f"{_CORE}: validateTopologySpreadConstraints, validateMinDomains, ValidateTopologyKey, ValidateWhenUnsatisfiable, ValidateSpreadConstraintNotRepeat, validateNodeInclusionPolicy, ValidateMatchLabelKeysInTopologySpread",
+        checked_in=_in("pod_scheduling", "check_topology_spread", "_spread_match_label_keys"),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-023",
+        "pod",
+        "dnsPolicy, dnsConfig, hostAliases, hostname, subdomain and hostnameOverride",
+        source=f"{_CORE}: validateDNSPolicy, validatePodDNSConfig, ValidateHostAliases, IsValidIPForLegacyField, ValidateDNS1123Label, validatePodHostName",
+        checked_in=_in(
+            "pod_dns",
+            "check_dns_policy",
+            "check_dns_config",
+            "check_host_names",
+            "check_hostname_and_subdomain",
+            "check_host_aliases",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-024",
+        "pod",
+        "the pod's scalar fields: restartPolicy, serviceAccountName, nodeName, activeDeadlineSeconds, priority and runtime class names, preemptionPolicy, readiness and scheduling gates",
+        source=f"{_CORE}: validateRestartPolicy, ValidatePodSpec, ValidateRuntimeClassName, ValidatePreemptionPolicy, validateReadinessGates, validateSchedulingGates",
+        checked_in=_in(
+            "pod_scheduling",
+            "check_restart_policy",
+            "_subdomain_field",
+            "check_readiness_gates",
+            "check_scheduling_gates",
+            "check_identity_fields",
+            "check_priority_fields",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
+        "POD-025",
+        "pod",
+        "resource claims: the pod's claims name one claim or template each; containers use claims the pod declares",
+        source=f"{_CORE}: validatePodResourceClaims, validatePodResourceClaim, validateResourceClaimNames",
+        checked_in=_in("pod_resources", "check_pod_resource_claims", "check_container_claims"),
         at_rest=_STORED_SPEC,
     ),
     _r(

@@ -31,15 +31,74 @@ _PROJECTED_MODES = ("configMap", "secret", "downwardAPI", "projected")
 _DEFAULT_MODE = 0o644
 
 
+_VOLUME_SOURCES = frozenset(
+    (
+        "hostPath",
+        "emptyDir",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "gitRepo",
+        "secret",
+        "nfs",
+        "iscsi",
+        "glusterfs",
+        "persistentVolumeClaim",
+        "rbd",
+        "flexVolume",
+        "cinder",
+        "cephfs",
+        "flocker",
+        "downwardAPI",
+        "fc",
+        "azureFile",
+        "configMap",
+        "vsphereVolume",
+        "quobyte",
+        "azureDisk",
+        "photonPersistentDisk",
+        "projected",
+        "portworxVolume",
+        "scaleIO",
+        "storageos",
+        "csi",
+        "ephemeral",
+        "image",
+    )
+)
+_TOKEN_EXPIRATION_SECONDS = 3600
+
+
 def _image_pull_policy(image: Any) -> str:
-    if not isinstance(image, str):
+    """SetDefaults_Container: Always for the tag `latest` (an image with neither tag nor digest
+    has it), else IfNotPresent, also for an image that does not parse (no tag then)."""
+    if not isinstance(image, str) or not _parses(image):
         return "IfNotPresent"
-    name = image.split("@", 1)[0]
+    name, _, digest = image.partition("@")
     last = name.rsplit("/", 1)[-1]
     tag = last.split(":", 1)[1] if ":" in last else ""
-    if "@" in image:
-        return "IfNotPresent"
-    return "Always" if tag in ("", "latest") else "IfNotPresent"
+    if tag == "latest" or (not tag and not digest):
+        return "Always"
+    return "IfNotPresent"
+
+
+def _parses(image: str) -> bool:
+    """What parsers.ParseImageName refuses, in the common cases: an empty reference and a
+    repository path with capitals (a registry host may have them)."""
+    name = image.partition("@")[0]
+    if not name or name.startswith(("/", ":")):
+        return False
+    first, slash, rest = name.partition("/")
+    host = slash and ("." in first or ":" in first or first == "localhost")
+    path = rest if host else name
+    path = path.rsplit(":", 1)[0] if ":" in path.rsplit("/", 1)[-1] else path
+    return path == path.lower()
+
+
+def _handler(handler: Any) -> Any:
+    """SetDefaults_HTTPGetAction: path "/" and scheme HTTP."""
+    if isinstance(handler, dict) and isinstance(handler.get("httpGet"), dict):
+        return {**handler, "httpGet": {"path": "/", "scheme": "HTTP", **handler["httpGet"]}}
+    return handler
 
 
 def _container(container: Any) -> Any:
@@ -52,7 +111,10 @@ def _container(container: Any) -> Any:
         out["ports"] = [{"protocol": "TCP", **p} if isinstance(p, dict) else p for p in ports]
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(out.get(probe), dict):
-            out[probe] = {**_PROBE_DEFAULTS, **out[probe]}
+            out[probe] = _handler({**_PROBE_DEFAULTS, **out[probe]})
+    lifecycle = out.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        out["lifecycle"] = {key: _handler(value) for key, value in lifecycle.items()}
     env = out.get("env")
     if isinstance(env, list):
         out["env"] = [_env(e) for e in env]
@@ -75,11 +137,25 @@ def _volume(volume: Any) -> Any:
     if not isinstance(volume, dict):
         return volume
     out = dict(volume)
+    if not any(out.get(kind) is not None for kind in _VOLUME_SOURCES):
+        out["emptyDir"] = {}  # SetDefaults_Volume
     for kind in _PROJECTED_MODES:
         source = out.get(kind)
         if isinstance(source, dict) and "defaultMode" not in source:
             out[kind] = {"defaultMode": _DEFAULT_MODE, **source}
+    projected = out.get("projected")
+    if isinstance(projected, dict) and isinstance(projected.get("sources"), list):
+        out["projected"] = {**projected, "sources": [_projection(p) for p in projected["sources"]]}
     return out
+
+
+def _projection(projection: Any) -> Any:
+    """SetDefaults_ServiceAccountTokenProjection: expirationSeconds 3600."""
+    token = projection.get("serviceAccountToken") if isinstance(projection, dict) else None
+    if isinstance(token, dict) and token.get("expirationSeconds") is None:
+        token = {**token, "expirationSeconds": _TOKEN_EXPIRATION_SECONDS}
+        return {**projection, "serviceAccountToken": token}
+    return projection
 
 
 def default_pod_template(template: Any) -> Any:

@@ -218,27 +218,31 @@ def _job_spec_errors(ctx: JobContext, create: bool, keep: bool = True) -> list[F
     Not kept unless `keep`: `jobguard check` judges each manifest once, and its generated
     labels hold a uid of its own, so a key would cost a JSON dump and an entry for nothing."""
 
+    version = ctx.semantics.version
+
     def check(_: object = None) -> list[FieldError]:
         return (
             check_job_spec(ctx.new.spec, None, "spec", DEFAULTED)
-            + check_pod_template(ctx.new_json.template, "spec.template", create=create)
+            + check_pod_template(
+                ctx.new_json.template, "spec.template", create=create, version=version
+            )
             + check_selector(ctx.new_json, None, "spec", None)
         )
 
     if not keep:
         return check()
     try:
-        key = (orjson.dumps(ctx.new_json.spec), create)
+        key = (orjson.dumps(ctx.new_json.spec), create, version)
     except TypeError:  # a value JSON cannot hold (a manifest's): judged, not kept
         return check()
     return list(_JOB_SPEC_ERRORS.get_or_compute(key, check))
 
 
-def _from_key_alone(key: tuple[bytes, bool]) -> list[FieldError]:
+def _from_key_alone(key: tuple[bytes, bool, str]) -> list[FieldError]:
     raise LookupError("Job-spec errors are computed from the request: use get_or_compute")
 
 
-_JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool], list[FieldError]] = ByteBoundedMemo(
+_JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool, str], list[FieldError]] = ByteBoundedMemo(
     _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=lambda errors: 256 * len(errors)
 )
 
@@ -392,7 +396,9 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     errors += check_cronjob_spec_head(spec, old_spec, "spec", None)
     errors += check_cronjob(ctx.new, None, "spec", None)
     template = _spec(_dict(spec.get("jobTemplate"))).get("template")
-    errors += check_pod_template(template, "spec.jobTemplate.spec.template", create=create)
+    errors += check_pod_template(
+        template, "spec.jobTemplate.spec.template", create=create, version=ctx.semantics.version
+    )
     errors += check_cronjob_spec_tail(spec, None, "spec", None)
     if create:
         errors += check_cronjob_name_length(ctx.new.metadata, None, "metadata", None)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
+import subprocess
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from jobguard.app.cli.manifests import (
     Manifest,
     ManifestError,
     display_name,
+    parse_all,
     read_file,
     read_manifests,
 )
@@ -50,7 +53,11 @@ NOT_JUDGED = "not a batch/v1 Job or CronJob"
 NOT_AN_OBJECT = "not a Kubernetes object (no kind)"
 TEMPLATE = "template, not plain YAML"
 NO_DOCUMENTS = "no documents (empty input)"
+NO_OBJECTS = "no Kubernetes object (empty, or only comments)"
+FOREIGN = "YAML for another tool (tags {}), not a Kubernetes object"
 NO_MANIFEST_FILES = "no manifest files (*.yaml, *.yml, *.json)"
+
+CRD_HINT = "ensure CRDs are installed first"
 
 PairKey = tuple[str, str, str, str]
 
@@ -100,6 +107,9 @@ class DocumentResult:
     name: str
     violations: list[ViolationRecord]
     mutations: list[MutationRecord] = field(default_factory=list)
+    api_version: str = "batch/v1"
+    operation: str = "CREATE"
+    """UPDATE when judged against a stored version (`--old`, `--base`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +166,10 @@ class FileOutcome:
 
     @property
     def documents(self) -> int:
-        """Documents seen: judged, skipped, or in error."""
-        return sum(1 for f in self.findings if not isinstance(f, InputError) or f.line)
+        """Documents seen: judged, skipped, or in error (not a file without any)."""
+        return sum(
+            1 for f in self.findings if not isinstance(f, InputError | SkippedDocument) or f.line
+        )
 
     @property
     def skipped(self) -> int:
@@ -177,6 +189,8 @@ class CheckReport:
     """Files `--exclude` left out."""
     input_problems: list[InputError] = field(default_factory=list)
     """Errors about the command line's inputs rather than one file (empty directories)."""
+    fail_on: str = Enforcement.DENY.value
+    """The lowest enforcement that fails the run: deny, or warn (`--fail-on warning`)."""
 
     @property
     def results(self) -> list[DocumentResult]:
@@ -216,10 +230,14 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
-        """2 for any input error, else 1 for a deny-level violation, else 0."""
+        """2 for any input error, else 1 for a deny-level violation (or a warn-level one with
+        `fail_on` warn), else 0."""
         if self.problems:
             return ExitCode.UNUSABLE
-        return ExitCode.FINDINGS if self.count(Enforcement.DENY.value) else ExitCode.OK
+        failing = self.count(Enforcement.DENY.value)
+        if self.fail_on == Enforcement.WARN.value:
+            failing += self.count(Enforcement.WARN.value)
+        return ExitCode.FINDINGS if failing else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +246,8 @@ class CheckOptions:
     requester: Requester = field(default_factory=lambda: Requester(DEFAULT_USER, DEFAULT_GROUPS))
     subresource: str = ""
     old: dict[PairKey, dict[str, Any]] = field(default_factory=dict)
+    base: dict[tuple[str, PairKey], dict[str, Any]] = field(default_factory=dict)
+    """The versions at `--base REV`, by file (as named on the command line) and pair key."""
 
 
 def pair_key(data: Any) -> PairKey | None:
@@ -251,6 +271,52 @@ def index_old(paths: Iterable[str]) -> dict[PairKey, dict[str, Any]]:
             key = pair_key(manifest.data)
             if key is not None:
                 index[key] = manifest.data
+    return index
+
+
+class BaseError(ValueError):
+    """`--base REV` cannot be used: not a git repository, or an unknown revision."""
+
+
+def _git(directory: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-C", directory, *args], capture_output=True, check=False, timeout=60
+    )
+
+
+def index_base(rev: str, files: Iterable[str]) -> dict[tuple[str, PairKey], dict[str, Any]]:
+    """The documents of each file as it was at git revision `rev` (`git show REV:path`, in
+    the repository holding the file), by the file's name as given and pair key; a file that
+    did not exist at `rev` adds nothing. BaseError when a file is not in a git repository or
+    `rev` names no commit there."""
+    index: dict[tuple[str, PairKey], dict[str, Any]] = {}
+    checked: dict[str, str] = {}  # a directory's repository (its top level)
+    commits: set[str] = set()
+    for path in files:
+        if path == STDIN:
+            continue
+        directory = os.path.dirname(os.path.abspath(path))
+        top = checked.get(directory)
+        if top is None:
+            found = _git(directory, "rev-parse", "--show-toplevel")
+            if found.returncode != 0:
+                raise BaseError(f"{path} is not in a git repository")
+            top = checked[directory] = found.stdout.decode().strip()
+        if top not in commits:
+            verified = _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+            if verified.returncode != 0:
+                raise BaseError(f"unknown revision in {top} (git fetch it first?)")
+            commits.add(top)
+        relative = os.path.relpath(os.path.realpath(path), os.path.realpath(top))
+        shown = _git(top, "show", f"{rev}:{relative}")
+        if shown.returncode != 0:
+            continue  # not there at REV: a new file
+        text = shown.stdout.decode("utf-8-sig", "replace").replace("\r\n", "\n")
+        name = display_name(path)
+        for manifest in parse_all(text, name).manifests:
+            key = pair_key(manifest.data)
+            if key is not None:
+                index[(name, key)] = manifest.data
     return index
 
 
@@ -296,9 +362,14 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
     data = manifest.data
     kind = str(data["kind"])
     old = None
-    if options.old:  # (no pairing to look for without `--old`)
+    if options.old or options.base:  # (no pairing to look for without `--old`, `--base`)
         key = pair_key(data)
-        old = options.old.get(key) if key is not None else None
+        if key is not None:
+            old = options.old.get(key)
+            if old is None:
+                old = options.base.get((manifest.file, key))
+                if old == data:
+                    old = None  # unchanged since REV: judged as a CREATE, as without --base
     # kubectl sets the namespace it applies to; judge the objects the cluster would see.
     namespace = resolve_namespace("", data)
     new_object = _with_namespace(data, namespace)
@@ -334,7 +405,14 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
         message = f'spec.suspend would be set to true by policy "{policy.name}"'
         mutations.append(MutationRecord("spec.suspend", True, policy.name, message, line, column))
     return DocumentResult(
-        manifest.file, manifest.position, kind, request.namespace, verdict.name, records, mutations
+        manifest.file,
+        manifest.position,
+        kind,
+        request.namespace,
+        verdict.name,
+        records,
+        mutations,
+        operation=request.operation.value,
     )
 
 
@@ -373,6 +451,14 @@ def examine(
     data = manifest.data
     line = manifest.locate("kind" if isinstance(data, dict) and "kind" in data else "")[0]
     if problem:
+        if problem.startswith("no matches"):
+            # kubectl's whole error: the object as the file names it, and its hint.
+            metadata = data.get("metadata")
+            namespace = _text(metadata.get("namespace")) if isinstance(metadata, dict) else ""
+            problem = (
+                f'resource mapping not found for name: "{_name(data)}" namespace: "{namespace}" '
+                f'from "{manifest.file}": {problem}\n{CRD_HINT}'
+            )
         return InputError(manifest.file, line, problem, manifest.position)
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str) or not data["kind"]:
         return SkippedDocument(manifest.file, line, NOT_AN_OBJECT, manifest.position)
@@ -398,6 +484,10 @@ def check_file(path: str, options: CheckOptions) -> FileOutcome:
         (e.line, InputError(e.file, e.line, e.reason)) for e in parsed.errors
     ]
     found += [(t.line, SkippedDocument(t.file, t.line, TEMPLATE)) for t in parsed.templates]
+    found += [
+        (f.line, SkippedDocument(f.file, f.line, FOREIGN.format(" ".join(f.tags))))
+        for f in parsed.foreign
+    ]
     found += [(m.first_line + 1, examine(m, options)) for m in parsed.manifests]
     # An error raised and caught while judging keeps the frames of its traceback, this one
     # included, until the collector finds the cycle: let go of the file's documents now, so
@@ -406,7 +496,13 @@ def check_file(path: str, options: CheckOptions) -> FileOutcome:
     # In the file's order (stable: the objects of one List keep theirs).
     outcome.findings = [finding for _, finding in sorted(found, key=lambda item: item[0])]
     if not outcome.findings:
-        outcome.findings.append(InputError(outcome.file, 0, NO_DOCUMENTS))
+        # A file in a repository may hold no object (values, a placeholder): skipped. Standard
+        # input with none is a pipeline that produced nothing (`helm template` of a typo).
+        outcome.findings.append(
+            InputError(outcome.file, 0, NO_DOCUMENTS)
+            if path == STDIN
+            else SkippedDocument(outcome.file, 0, NO_OBJECTS)
+        )
     # Reference cycles made while judging this file (see `batch_collection`).
     gc.collect(0)
     return outcome

@@ -8,12 +8,14 @@ serve) with its file and line.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import orjson
 
+from jobguard import __version__
 from jobguard.app.cli.check import (
     ChangeRecord,
     CheckReport,
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/jobguard/jobguard"
+RULES_URI = f"{INFORMATION_URI}/blob/main/docs/RULES.md"
+FINGERPRINT = "jobguard/v1"
+"""The `partialFingerprints` key: a hash of file, object identity, rule and field."""
 SARIF_LEVEL = {"deny": "error", "warn": "warning", "dryrun": "note"}
 
 
@@ -68,7 +73,8 @@ def _subject(s: SkippedDocument) -> str:
 
 def skipped_line(s: SkippedDocument) -> str:
     """`FILE:LINE: v1 ConfigMap settings: not a batch/v1 Job or CronJob: skipped`."""
-    return f"{s.file}:{s.line}: {_subject(s)}{s.reason}: skipped"
+    where = f"{s.file}:{s.line}" if s.line else s.file
+    return f"{where}: {_subject(s)}{s.reason}: skipped"
 
 
 def text(report: CheckReport) -> str:
@@ -233,7 +239,8 @@ def junit(report: CheckReport) -> str:
         if others:
             ET.SubElement(case, "system-out").text = "\n".join(others)
     for s in skipped:
-        name = f"{_subject(s)}line {s.line}" if s.kind else f"line {s.line}"
+        at = f"line {s.line}" if s.line else "file"
+        name = f"{_subject(s)}{at}" if s.kind else at
         case = ET.SubElement(suite, "testcase", classname=s.file, name=name)
         ET.SubElement(case, "skipped", message=s.reason)
     for e in problems:
@@ -276,16 +283,29 @@ def sarif_rules(rule_ids: list[str]) -> list[dict[str, Any]]:
     for rule_id in rule_ids:
         info = RULES_BY_ID.get(rule_id)
         description = info.summary if info is not None else rule_id
+        help_text = f"{rule_id}: {description}."
+        if info is not None:
+            help_text += f" Area: {info.area}; default: {info.default_enforcement.value}."
+            if info.source:
+                help_text += f" Upstream: {info.source}."
         rules.append(
             {
                 "id": rule_id,
                 "name": rule_id.replace("-", ""),
                 "shortDescription": {"text": description},
                 "fullDescription": {"text": f"{rule_id}: {description}"},
-                "helpUri": f"{INFORMATION_URI}#rules",
+                "helpUri": RULES_URI,
+                "help": {"text": f"{help_text} See {RULES_URI}"},
             }
         )
     return rules
+
+
+def fingerprint(r: DocumentResult, v: ViolationRecord) -> str:
+    """What a finding is about, not where its line is: the file, the object's identity
+    (apiVersion, kind, namespace, name), the rule and the field, hashed."""
+    identity = "\0".join((r.file, r.api_version, r.kind, r.namespace, r.name, v.rule, v.field))
+    return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def sarif(report: CheckReport) -> str:
@@ -307,6 +327,7 @@ def sarif(report: CheckReport) -> str:
                     "level": SARIF_LEVEL[v.enforcement],
                     "message": {"text": f"{v.field}: {violation_message(v)}"},
                     "locations": [_location(r.file, v.line, v.column)],
+                    "partialFingerprints": {FINGERPRINT: fingerprint(r, v)},
                 }
             )
         notifications += [
@@ -334,6 +355,7 @@ def sarif_log(
         "tool": {
             "driver": {
                 "name": "jobguard",
+                "version": __version__,
                 "informationUri": INFORMATION_URI,
                 "rules": sarif_rules(rule_ids),
             }

@@ -23,6 +23,7 @@ from jobguard.app.config import (
     effective_config,
     load_config,
     log_fields,
+    parse_config,
 )
 from jobguard.app.exits import ExitCode
 from jobguard.validators import DEFAULT_VERSION, Settings
@@ -38,9 +39,23 @@ def _load(path: str | None) -> FileConfig:
         raise SystemExit(ExitCode.UNUSABLE) from None
 
 
-def _offline_settings(path: str | None) -> Settings:
+def _with_version(config: FileConfig, version: str | None) -> FileConfig:
+    """The configuration with `--kubernetes-version` in place of its kubernetesVersion, the
+    value validated as the file's is."""
+    if version is None:
+        return config
+    try:
+        checked = parse_config(f"kubernetesVersion: {orjson.dumps(version).decode()}\n", "")
+    except ConfigError as exc:
+        reason = exc.problems[0].reason if exc.problems else str(exc)
+        print(f"jobguard: --kubernetes-version: {reason}", file=sys.stderr)
+        raise SystemExit(ExitCode.UNUSABLE) from None
+    return config.model_copy(update={"kubernetes_version": checked.kubernetes_version})
+
+
+def _offline_settings(path: str | None, version: str | None = None) -> Settings:
     """The settings of a command that does not connect to a cluster."""
-    config = _load(path)
+    config = _with_version(_load(path), version)
     if config.version_is_auto:
         print(
             f"jobguard: kubernetesVersion: auto needs a cluster; judging with the semantics of "
@@ -144,7 +159,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         print("jobguard review: give an AdmissionReview file, or - to read stdin", file=sys.stderr)
         return ExitCode.UNUSABLE
     args.file = args.file or "-"
-    settings = _offline_settings(args.config)
+    settings = _offline_settings(args.config, args.kubernetes_version)
     try:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
@@ -160,12 +175,20 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from jobguard.app.cli.check import DEFAULT_GROUPS, DEFAULT_USER, CheckOptions, check, index_old
+    from jobguard.app.cli.check import (
+        DEFAULT_GROUPS,
+        DEFAULT_USER,
+        BaseError,
+        CheckOptions,
+        check,
+        index_base,
+        index_old,
+    )
     from jobguard.app.cli.check_report import FORMATS
     from jobguard.app.cli.manifests import ManifestError, collect, expand_paths
     from jobguard.validators import Requester
 
-    settings = _offline_settings(args.config)
+    settings = _offline_settings(args.config, args.kubernetes_version)
     if args.jobs < 1:
         print("jobguard: --jobs must be at least 1", file=sys.stderr)
         return ExitCode.UNUSABLE
@@ -174,6 +197,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
         return ExitCode.UNUSABLE
+    inputs = collect(args.paths, args.exclude or [])
+    base = {}
+    if args.base is not None:
+        try:
+            base = index_base(args.base, inputs.files)
+        except BaseError as exc:
+            print(f"jobguard: --base {args.base}: {exc}", file=sys.stderr)
+            return ExitCode.UNUSABLE
     # A batch run: what is loaded by now lives to the end, so the cyclic collector need not
     # scan it again and again (about 3% of a large run). Its automatic passes stay off to the
     # end: `check_file` collects each file's cycles, and building the output would otherwise
@@ -188,8 +219,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     atexit.register(gc.freeze)
     try:
         requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
-        options = CheckOptions(settings, requester, args.subresource or "", old)
-        report = check(collect(args.paths, args.exclude or []), options, args.jobs)
+        options = CheckOptions(settings, requester, args.subresource or "", old, base)
+        report = check(inputs, options, args.jobs)
+        report.fail_on = "warn" if args.fail_on == "warning" else "deny"
         for error in report.errors:
             print(f"jobguard: {error}", file=sys.stderr)
         sys.stdout.write(FORMATS[args.output](report))
@@ -287,8 +319,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 EXIT_CODES = {
     "serve": "exit codes: 0 stopped, 2 unusable configuration, certificate or arguments",
     "review": "exit codes: 0 allowed, 1 denied, 2 unusable input or configuration",
-    "check": "exit codes: 0 no deny-level violation, 1 at least one, 2 usage error or "
-    "unreadable input",
+    "check": "exit codes: 0 no deny-level violation (nor warn-level with --fail-on warning), "
+    "1 at least one, 2 usage error, unreadable or refused input, unknown --base revision",
     "rules": "exit codes: 0",
     "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
     "export vap": "exit codes: 0 written, 2 unusable configuration or version",
@@ -309,6 +341,15 @@ def _command(sub: Any, name: str, help_text: str) -> Any:
     )
     parser.set_defaults(parser=parser)
     return parser
+
+
+def _version_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubernetes-version",
+        metavar="VERSION",
+        help="judge with this Kubernetes version's semantics (overrides the configuration's "
+        "kubernetesVersion)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -339,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--health-port",
         type=int,
         default=0,
-        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off)",
+        help="serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off; "
+        "with a health port, /metrics is served there only)",
     )
     serve.add_argument(
         "--tls-reload-interval",
@@ -427,6 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rev.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
     rev.add_argument("--mutate", action="store_true", help="answer as the mutating webhook")
+    _version_option(rev)
     rev.set_defaults(func=cmd_review)
 
     chk = _command(sub, "check", "judge Job/CronJob manifests offline")
@@ -437,7 +480,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the stored versions: paired documents are judged as UPDATEs (repeatable)",
     )
+    chk.add_argument(
+        "--base",
+        metavar="REV",
+        help="judge files changed since git revision REV as UPDATEs of their version there "
+        "(same path, apiVersion, kind, namespace and name)",
+    )
     chk.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
+    _version_option(chk)
+    chk.add_argument(
+        "--fail-on",
+        choices=["deny", "warning"],
+        default="deny",
+        help="the lowest enforcement that makes the run fail (exit 1)",
+    )
     chk.add_argument(
         "--user", help="the requester's username (suspend policies; default: jobguard-check)"
     )

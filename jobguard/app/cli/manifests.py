@@ -19,6 +19,8 @@ from typing import Any
 import orjson
 import yaml
 
+from jobguard.app.yaml_shape import shape_problem
+
 try:  # a fast YAML reader for documents on which it agrees with PyYAML
     import ryaml
 
@@ -139,6 +141,20 @@ _DOCUMENT_START = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.MULTILINE)
 # A Go template action, as Helm charts use them (`{{ .Values.x }}`, `{{- include ... }}`).
 _TEMPLATE_ACTION = re.compile(r"\{\{.*?\}\}")
 
+# Manifests come from pull requests: a document's nesting is bounded before anything recurses
+# into it (ryaml and libyaml's composer in C, where too deep a document ends the process), and
+# aliases as Kubernetes bounds them (go-yaml's "excessive aliasing"), before anything expands
+# them (ryaml, the JSON dumps, the rules). Real manifests nest a few dozen levels at most.
+MAX_DEPTH = 200
+"""Nesting levels of mappings and lists in a document (aliases expanded)."""
+# The event scan that finds both costs about as much as a parse, so it runs only where the text
+# may hold either: an anchor and an alias, or more levels than the text can hold otherwise (a
+# block level needs a column of indentation or an indicator, a flow level a bracket).
+_ANCHOR = re.compile(r"(?:^|[ \t\[{,:-])&[^ \t\n,\[\]{}]", re.MULTILINE)
+_ALIAS = re.compile(r"(?:^|[ \t\[{,:-])\*[^ \t\n,\[\]{}]", re.MULTILINE)
+_FLOW_LEVELS = MAX_DEPTH // 2
+_DEEP_INDENT = re.compile(rf"^[ \t?:-]{{{MAX_DEPTH // 2 - 8},}}", re.MULTILINE)
+
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
@@ -194,13 +210,78 @@ class Template:
     """1-based line where the document starts."""
 
 
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """A document written for another tool: tags only it understands (GitLab's `!reference`,
+    CloudFormation's `!Sub`, Ansible's `!vault`), in something that is not a Job or CronJob."""
+
+    file: str
+    line: int
+    """1-based line where the document starts."""
+    tags: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class Parsed:
-    """What one file holds: its objects, the documents that cannot be parsed, templates."""
+    """What one file holds: its objects, the documents that cannot be parsed, templates,
+    documents for other tools."""
 
     manifests: list[Manifest] = field(default_factory=list)
     errors: list[ManifestError] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
+    foreign: list[Foreign] = field(default_factory=list)
+
+
+class _ForeignTagLoader(K8sLoader):
+    """K8sLoader that reads a value under a tag it does not know as if untagged, and notes the
+    tag: to tell a file for another tool from a Kubernetes object."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.foreign_tags: list[str] = []
+
+
+def _construct_foreign(loader: _ForeignTagLoader, suffix: str, node: yaml.Node) -> Any:
+    tag = str(node.tag)
+    if tag not in loader.foreign_tags:
+        loader.foreign_tags.append(tag)
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_ForeignTagLoader.add_multi_constructor("!", _construct_foreign)
+_ForeignTagLoader.add_multi_constructor("tag:", _construct_foreign)
+
+_UNKNOWN_TAG = "could not determine a constructor for the tag"
+
+
+def _may_be_a_job(data: Any) -> bool:
+    """Whether a document may be meant as a Job or CronJob (then it must be read as one)."""
+    if not isinstance(data, dict):
+        return False
+    kind, version = data.get("kind"), data.get("apiVersion")
+    return (isinstance(kind, str) and kind.lower() in ("job", "cronjob")) or (
+        isinstance(version, str) and version.lower().startswith("batch/")
+    )
+
+
+def _foreign(chunk: str) -> tuple[str, ...] | None:
+    """The unknown tags of a document that is not a Job or CronJob, or None (an error)."""
+    loader = _ForeignTagLoader(chunk)
+    try:
+        documents = []
+        while loader.check_data():  # type: ignore[no-untyped-call]
+            documents.append(loader.get_data())
+    except (ValueError, yaml.YAMLError):
+        return None
+    finally:
+        loader.dispose()
+    if any(_may_be_a_job(d) or _is_list(d) for d in documents):
+        return None
+    return tuple(loader.foreign_tags)
 
 
 @dataclass(slots=True)
@@ -336,15 +417,38 @@ def _load_slow(chunk: str) -> list[Any]:
     return [d for d in yaml.load_all(chunk, Loader=K8sLoader)]
 
 
-def _load(chunk: str) -> list[Any]:
+def _load(chunk: str, fast: bool = True) -> list[Any]:
     """The objects of one document's text: ryaml when it reads it as PyYAML would."""
-    if _ryaml_loads is None or "0o" in chunk or ("!" in chunk and _TAG.search(chunk)):
+    if not fast or _ryaml_loads is None or "0o" in chunk or ("!" in chunk and _TAG.search(chunk)):
         return _load_slow(chunk)
     try:
         data = _ryaml_loads(chunk)
     except Exception:  # anything ryaml refuses, PyYAML reads or explains
         return _load_slow(chunk)
     return _load_slow(chunk) if _yaml11_differs(data, chunk) else [data]
+
+
+def _needs_shape_scan(chunk: str) -> bool:
+    """Whether a document's text may nest deeper than MAX_DEPTH or hold aliases."""
+    if "&" in chunk and "*" in chunk and _ANCHOR.search(chunk) and _ALIAS.search(chunk):
+        return True
+    if chunk.count("[") + chunk.count("{") > _FLOW_LEVELS:
+        return True
+    return _DEEP_INDENT.search(chunk) is not None
+
+
+def _shape_error(chunk: str, file: str, first_line: int) -> ManifestError | bool:
+    """A document nested too deep or aliased too much, as an error naming file and line;
+    else whether the text parses (False: PyYAML, not ryaml, is to say what is wrong)."""
+    try:
+        problem = shape_problem(chunk, max_depth=MAX_DEPTH, alias_ratio=True, loader=K8sLoader)
+    except (ValueError, yaml.YAMLError):
+        return False
+    if problem is None:
+        return True
+    line = first_line + (problem.line or 1)
+    reason = f"refused: {problem.reason}"
+    return ManifestError(f"{file}:{line}: {reason}", file, line, reason)
 
 
 def _parse_error(exc: Exception, file: str, first_line: int) -> ManifestError:
@@ -371,11 +475,26 @@ def parse_all(text: str, file: str, *, templates: bool = False) -> Parsed:
         if templates and _TEMPLATE_ACTION.search(chunk):
             parsed.templates.append(Template(file, template_line))
             continue
+        parses = True
+        if _needs_shape_scan(chunk):
+            shape = _shape_error(chunk, file, first_line)
+            if isinstance(shape, ManifestError):
+                parsed.errors.append(shape)
+                continue
+            parses = shape
         try:
-            documents = _load(chunk)
+            documents = _load(chunk, fast=parses)
         except (ValueError, yaml.YAMLError) as exc:
+            tags = (
+                _foreign(chunk)
+                if isinstance(exc, yaml.constructor.ConstructorError)
+                and _UNKNOWN_TAG in str(exc.problem)
+                else None
+            )
             if _TEMPLATE_ACTION.search(chunk):
                 parsed.templates.append(Template(file, template_line))
+            elif tags:
+                parsed.foreign.append(Foreign(file, template_line, tags))
             else:
                 parsed.errors.append(_parse_error(exc, file, first_line))
             continue

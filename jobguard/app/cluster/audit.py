@@ -26,6 +26,7 @@ from jobguard.app.cluster.client import (
     POLICY_REPORTS,
     Cluster,
     ClusterError,
+    Resource,
 )
 from jobguard.app.exits import ExitCode
 from jobguard.validators import Enforcement, Settings, Violation, judge_at_rest
@@ -129,18 +130,33 @@ def audit(cluster: Cluster, settings: Settings, options: AuditOptions) -> AuditR
 class WriteOutcome:
     created: int
     updated: int
+    deleted: int = 0
 
 
-def write_reports(cluster: Cluster, reports: list[dict[str, Any]]) -> WriteOutcome:
-    """Create or update PolicyReports; ClusterError when their CRD is not installed (jobguard
-    never installs CRDs) or a write fails."""
-    if not cluster.serves(POLICY_REPORTS):
+def write_reports(
+    cluster: Cluster,
+    reports: list[dict[str, Any]],
+    resource: Resource = POLICY_REPORTS,
+    namespace: str | None = None,
+) -> WriteOutcome:
+    """Replace what the last pass wrote: create or update `reports` (of `resource`), then delete
+    the reports jobguard wrote before (labelled `MANAGED_BY`, in `namespace`, else in all) that
+    this pass did not write, those of namespaces and objects that are gone. ClusterError when
+    their CRD is not installed (jobguard never installs CRDs) or a request fails."""
+    from jobguard.app.cluster.policy_reports import MANAGED_BY_SELECTOR
+
+    if not cluster.serves(resource):
         raise ClusterError(
-            f"the PolicyReport CRD ({POLICY_REPORTS.qualified}, {POLICY_REPORTS.version}) is not "
+            f"the {resource.kind} CRD ({resource.qualified}, {resource.version}) is not "
             "installed in the cluster; jobguard does not install CRDs, so no report was written"
         )
-    outcomes = Counter(cluster.apply_report(report) for report in reports)
-    return WriteOutcome(outcomes["created"], outcomes["updated"])
+    before = cluster.list_reports(resource, namespace, MANAGED_BY_SELECTOR)
+    outcomes = Counter(cluster.apply_report(report, resource) for report in reports)
+    written = {(r["metadata"]["namespace"], r["metadata"]["name"]) for r in reports}
+    deleted = sum(
+        cluster.delete_report(resource, ns, name) for ns, name in sorted(set(before) - written)
+    )
+    return WriteOutcome(outcomes["created"], outcomes["updated"], deleted)
 
 
 class AuditMetrics:
@@ -182,11 +198,16 @@ class BackgroundAuditOptions:
     """Seconds between audits."""
     options: AuditOptions = field(default_factory=AuditOptions)
     write_reports: bool = False
+    report_api: str = "wgpolicyk8s"
+    """"wgpolicyk8s" (PolicyReports) or "openreports" (Reports)."""
+    report_scope: str = "namespace"
+    """One report per namespace or per object."""
 
 
 class BackgroundAudit:
     """Audits the cluster every `interval` seconds in the server (in a worker thread: the
-    kubernetes client blocks), publishing metrics and, when asked, PolicyReports."""
+    kubernetes client blocks), publishing metrics and, when asked, reports (PolicyReports or
+    OpenReports Reports) that replace those of the previous pass."""
 
     def __init__(
         self,
@@ -196,6 +217,8 @@ class BackgroundAudit:
         interval: float,
         options: AuditOptions | None = None,
         write: bool = False,
+        report_api: str = "wgpolicyk8s",
+        report_scope: str = "namespace",
     ) -> None:
         self.connect = connect
         self.settings = settings
@@ -203,9 +226,12 @@ class BackgroundAudit:
         self.interval = interval
         self.options = options or AuditOptions()
         self.write = write
+        self.report_api = report_api
+        self.report_scope = report_scope
 
     def run_once(self) -> AuditReport | None:
         """One audit; failures are logged and counted, never raised."""
+        from jobguard.app.cluster.client import REPORT_APIS
         from jobguard.app.cluster.policy_reports import policy_reports
 
         try:
@@ -213,11 +239,17 @@ class BackgroundAudit:
             try:
                 report = audit(cluster, self.settings(), self.options)
                 if self.write:
-                    written = write_reports(cluster, policy_reports(report))
+                    written = write_reports(
+                        cluster,
+                        policy_reports(report, self.report_scope, api=self.report_api),
+                        REPORT_APIS[self.report_api],
+                        self.options.namespace,
+                    )
                     log.info(
-                        "policy reports written: %d created, %d updated",
+                        "policy reports written: %d created, %d updated, %d deleted",
                         written.created,
                         written.updated,
+                        written.deleted,
                     )
             finally:
                 cluster.close()

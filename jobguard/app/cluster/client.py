@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 import urllib3
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -28,6 +29,17 @@ from kubernetes.config.incluster_config import (
 )
 
 log = logging.getLogger("jobguard.cluster")
+
+
+class _NoRetryNoise(logging.Filter):
+    """Drops urllib3's "Retrying (Retry(...)) after connection broken by ..." warnings: a failure
+    that outlives the retry is reported once, as a ClusterError naming the server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Retrying (")
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_NoRetryNoise())
 
 DEFAULT_PAGE_SIZE = 500
 MAX_LIST_RESTARTS = 3
@@ -56,6 +68,10 @@ class Resource:
 JOBS = Resource("batch", "v1", "jobs", "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 POLICY_REPORTS = Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport")
+OPEN_REPORTS = Resource("openreports.io", "v1alpha1", "reports", "Report")
+REPORT_APIS = {"wgpolicyk8s": POLICY_REPORTS, "openreports": OPEN_REPORTS}
+"""The report APIs jobguard writes: the PolicyReport API and its successor, OpenReports (the
+same shape in group openreports.io, kind Report)."""
 
 
 class ClusterError(Exception):
@@ -88,6 +104,24 @@ def _status_message(exc: ApiException) -> str:
     return f"HTTP {exc.status} {exc.reason or ''}".strip()
 
 
+def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
+    """Why a request got no answer, in a few words (urllib3 wraps the reason in MaxRetryError
+    and names the connection object)."""
+    reason: BaseException = exc
+    if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
+        reason = exc.reason
+    text = " ".join(str(reason).split())
+    # NewConnectionError (refused, no route, DNS) derives from ConnectTimeoutError: first.
+    if isinstance(reason, urllib3.exceptions.TimeoutError) and not isinstance(
+        reason, urllib3.exceptions.NewConnectionError
+    ):
+        return f"timed out after {REQUEST_TIMEOUT:g} s"
+    marker = "Failed to establish a new connection: "
+    if marker in text:
+        return text[text.index(marker) + len(marker) :].rstrip("'\")")
+    return text or type(reason).__name__
+
+
 @dataclass(frozen=True, slots=True)
 class ServerVersion:
     major: str
@@ -117,7 +151,9 @@ class Cluster:
         except ApiException as exc:
             raise self._error(exc, verb, resource, scope) from None
         except urllib3.exceptions.HTTPError as exc:
-            raise ClusterError(f"cannot reach the cluster at {self.host}: {exc}") from None
+            raise ClusterError(
+                f"cannot reach the cluster at {self.host} ({self.source}): {_unreachable(exc)}"
+            ) from None
         try:
             return orjson.loads(response.data)
         except orjson.JSONDecodeError:
@@ -235,29 +271,28 @@ class Cluster:
             isinstance(r, dict) and r.get("name") == resource.plural for r in resources or ()
         )
 
-    def apply_report(self, report: Mapping[str, Any]) -> str:
-        """Create a PolicyReport, or replace the results of an existing one (a merge patch, so
-        no read is needed). Returns "created" or "updated"."""
+    def apply_report(self, report: Mapping[str, Any], resource: Resource = POLICY_REPORTS) -> str:
+        """Create a report (a PolicyReport or an OpenReports Report, as `resource` says), or
+        replace the results of an existing one (a merge patch, so no read is needed). Returns
+        "created" or "updated"."""
         api = client.CustomObjectsApi(self.api_client)
         namespace = str(report["metadata"]["namespace"])
         common = {
-            "group": POLICY_REPORTS.group,
-            "version": POLICY_REPORTS.version,
+            "group": resource.group,
+            "version": resource.version,
             "namespace": namespace,
-            "plural": POLICY_REPORTS.plural,
+            "plural": resource.plural,
             "body": dict(report),
         }
         try:
-            self._call(
-                "create", POLICY_REPORTS, namespace, api.create_namespaced_custom_object, **common
-            )
+            self._call("create", resource, namespace, api.create_namespaced_custom_object, **common)
             return "created"
         except _HTTPError as exc:
             if exc.status != 409:
                 raise
         self._call(
             "patch",
-            POLICY_REPORTS,
+            resource,
             namespace,
             api.patch_namespaced_custom_object,
             name=str(report["metadata"]["name"]),
@@ -265,6 +300,71 @@ class Cluster:
             **common,
         )
         return "updated"
+
+    def list_reports(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        label_selector: str,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> list[tuple[str, str]]:
+        """(namespace, name) of every report of `resource` (in `namespace`, else in all) whose
+        labels match `label_selector`."""
+        api = client.CustomObjectsApi(self.api_client)
+        found: list[tuple[str, str]] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {
+                "group": resource.group,
+                "version": resource.version,
+                "plural": resource.plural,
+                "label_selector": label_selector,
+                "limit": page_size,
+            }
+            if token:
+                kwargs["_continue"] = token
+            if namespace:
+                page = self._call(
+                    "list",
+                    resource,
+                    namespace,
+                    api.list_namespaced_custom_object,
+                    namespace=namespace,
+                    **kwargs,
+                )
+            else:
+                page = self._call("list", resource, None, api.list_cluster_custom_object, **kwargs)
+            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
+                raise ClusterError(f"list {resource.qualified}: the answer is not a list")
+            for item in page["items"]:
+                metadata = item.get("metadata") if isinstance(item, dict) else None
+                if isinstance(metadata, dict):
+                    found.append((str(metadata.get("namespace", "")), str(metadata.get("name"))))
+            listed = page.get("metadata")
+            token = listed.get("continue") if isinstance(listed, dict) else None
+            if not token:
+                return found
+
+    def delete_report(self, resource: Resource, namespace: str, name: str) -> bool:
+        """Delete one report; False when it was already gone."""
+        api = client.CustomObjectsApi(self.api_client)
+        try:
+            self._call(
+                "delete",
+                resource,
+                namespace,
+                api.delete_namespaced_custom_object,
+                group=resource.group,
+                version=resource.version,
+                namespace=namespace,
+                plural=resource.plural,
+                name=name,
+            )
+        except _HTTPError as exc:
+            if exc.status != 404:
+                raise
+            return False
+        return True
 
 
 class _HTTPError(ClusterError):
@@ -286,6 +386,23 @@ def in_cluster(environ: Mapping[str, str], token_file: str) -> bool:
     return bool(environ.get(SERVICE_HOST_ENV_NAME)) and Path(token_file).is_file()
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception as one line (YAML errors span several: problem, then where)."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark
+        where = "" if mark is None else f" (line {mark.line + 1}, column {mark.column + 1})"
+        return f"not YAML: {exc.problem or exc.context or 'unreadable'}{where}"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, ConfigException):
+        return text
+    # Valid YAML of another shape: the loader fails on it with a TypeError or a KeyError.
+    return f"not a kubeconfig ({type(exc).__name__}: {text})"
+
+
+def _kubeconfig_files(paths: str) -> list[Path]:
+    return [Path(p).expanduser() for p in paths.split(os.pathsep) if p]
+
+
 def connect(
     kubeconfig: str | None = None,
     context: str | None = None,
@@ -295,22 +412,41 @@ def connect(
     ca_file: str = SERVICE_CERT_FILENAME,
 ) -> Cluster:
     """A connection: the in-cluster service account when running in a pod and no kubeconfig or
-    context is given, else the kubeconfig (`kubeconfig`, $KUBECONFIG or ~/.kube/config)."""
+    context is given, else the kubeconfig (`kubeconfig`, $KUBECONFIG or ~/.kube/config).
+
+    A kubeconfig that is missing, not YAML or not a kubeconfig is a ClusterError of one line that
+    names its path."""
     environ = os.environ if environ is None else environ
     configuration = client.Configuration()
-    try:
-        if kubeconfig is None and context is None and in_cluster(environ, token_file):
+    if kubeconfig is None and context is None and in_cluster(environ, token_file):
+        try:
             InClusterConfigLoader(token_file, ca_file, environ=environ).load_and_set(configuration)
-            source = "in-cluster service account"
-        else:
-            config.load_kube_config(
-                config_file=kubeconfig, context=context, client_configuration=configuration
+        except Exception as exc:
+            raise ClusterError(
+                f"no usable cluster configuration: in-cluster service account: {_one_line(exc)}"
+            ) from None
+        source = "in-cluster service account"
+    else:
+        paths = kubeconfig or environ.get("KUBECONFIG") or "~/.kube/config"
+        files = _kubeconfig_files(paths)
+        if not any(f.is_file() for f in files):
+            raise ClusterError(
+                f"no usable cluster configuration: kubeconfig {paths}: no such file"
+                + ("" if kubeconfig else " (and not running in a pod)")
             )
-            source = f"kubeconfig {kubeconfig or environ.get('KUBECONFIG') or '~/.kube/config'}"
-            if context:
-                source += f", context {context}"
-    except (ConfigException, OSError, ValueError) as exc:
-        raise ClusterError(f"no usable cluster configuration: {exc}") from None
+        try:
+            config.load_kube_config(
+                config_file=paths, context=context, client_configuration=configuration
+            )
+        except Exception as exc:
+            raise ClusterError(
+                f"no usable cluster configuration: kubeconfig {paths}"
+                f"{f', context {context}' if context else ''}: {_one_line(exc)}"
+            ) from None
+        source = f"kubeconfig {paths}"
+        if context:
+            source += f", context {context}"
+    # One retry of a failed request (urllib3 logs it at warning level: silenced by _NoRetryNoise).
     configuration.retries = 1
     return Cluster(client.ApiClient(configuration), source)
 

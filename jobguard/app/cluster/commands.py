@@ -16,7 +16,10 @@ from jobguard.app.config import ConfigError, FileConfig, load_config
 from jobguard.app.exits import ExitCode
 from jobguard.validators import SUPPORTED_VERSIONS
 
-OUTPUTS = ("text", "json", "junit", "sarif", "policyreport")
+OUTPUTS = ("text", "json", "junit", "sarif", "policyreport", "openreports")
+REPORT_APIS = ("wgpolicyk8s", "openreports")
+"""`--report-api`: wgpolicyk8s.io/v1alpha2 PolicyReports or openreports.io/v1alpha1 Reports (kept
+here, not imported from `cluster.client`: that would load the kubernetes client)."""
 
 
 def _config(path: str | None) -> FileConfig | None:
@@ -36,6 +39,7 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from jobguard.app.cluster.audit import AuditOptions, audit, write_reports
+    from jobguard.app.cluster.client import REPORT_APIS as APIS
     from jobguard.app.cluster.client import ClusterError, connect, detect_version
     from jobguard.app.cluster.policy_reports import FORMATS, policy_reports, policyreport
 
@@ -45,6 +49,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.page_size < 1:
         print("jobguard: --page-size must be at least 1", file=sys.stderr)
         return ExitCode.UNUSABLE
+    # --output openreports prints (and --write-reports writes) OpenReports Reports.
+    api = "openreports" if args.output == "openreports" else args.report_api
     try:
         cluster = connect(args.kubeconfig, args.context)
         try:
@@ -53,10 +59,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 cluster, config.to_settings(version), AuditOptions(args.namespace, args.page_size)
             )
             if args.write_reports:
-                written = write_reports(cluster, policy_reports(report, args.report_scope))
+                written = write_reports(
+                    cluster,
+                    policy_reports(report, args.report_scope, api=api),
+                    APIS[api],
+                    args.namespace,
+                )
                 print(
-                    f"jobguard: PolicyReports written: {written.created} created, "
-                    f"{written.updated} updated",
+                    f"jobguard: {APIS[api].kind}s written: {written.created} created, "
+                    f"{written.updated} updated, {written.deleted} deleted (stale)",
                     file=sys.stderr,
                 )
         finally:
@@ -64,8 +75,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except ClusterError as exc:
         print(f"jobguard: could not audit: {exc}", file=sys.stderr)
         return ExitCode.UNUSABLE
-    if args.output == "policyreport":
-        sys.stdout.write(policyreport(report, args.report_scope))
+    if args.output in ("policyreport", "openreports"):
+        sys.stdout.write(policyreport(report, args.report_scope, api))
     else:
         sys.stdout.write(FORMATS[args.output](report))
     return report.exit_code
@@ -90,12 +101,20 @@ def add_audit_parser(sub: Any, command: CommandFactory) -> None:
         "--report-scope",
         choices=["namespace", "object"],
         default="namespace",
-        help="one PolicyReport per namespace or per object",
+        help="one report per namespace or per object (owned by the object)",
+    )
+    audit.add_argument(
+        "--report-api",
+        choices=REPORT_APIS,
+        default="wgpolicyk8s",
+        help="reports as wgpolicyk8s.io PolicyReports or openreports.io Reports "
+        "(--output openreports implies openreports)",
     )
     audit.add_argument(
         "--write-reports",
         action="store_true",
-        help="create or update the PolicyReports in the cluster (needs their CRD)",
+        help="write the reports to the cluster (needs their CRD), replacing those of the last "
+        "pass: reports jobguard wrote for namespaces or objects now gone are deleted",
     )
     audit.set_defaults(func=cmd_audit)
 
@@ -174,7 +193,20 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--audit-write-reports",
         action="store_true",
-        help="write PolicyReports after each background audit (needs their CRD)",
+        help="write reports after each background audit (needs their CRD), replacing those "
+        "of the last pass",
+    )
+    serve.add_argument(
+        "--audit-report-api",
+        choices=REPORT_APIS,
+        default="wgpolicyk8s",
+        help="the reports' API: wgpolicyk8s.io PolicyReports or openreports.io Reports",
+    )
+    serve.add_argument(
+        "--audit-report-scope",
+        choices=["namespace", "object"],
+        default="namespace",
+        help="one report per namespace or per object",
     )
 
 
@@ -206,5 +238,7 @@ def serve_cluster(args: argparse.Namespace, config: FileConfig) -> tuple[str | N
             args.audit_interval * 60,
             AuditOptions(None, args.audit_page_size),
             args.audit_write_reports,
+            args.audit_report_api,
+            args.audit_report_scope,
         )
     return version, background

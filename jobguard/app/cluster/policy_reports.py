@@ -1,6 +1,7 @@
 """Output formats of `jobguard audit`: text, json, junit and sarif as `jobguard check` writes them
 (an object in the cluster stands where a file and line stand), and `policyreport`:
-`wgpolicyk8s.io/v1alpha2` PolicyReport objects, one per namespace or one per object."""
+`wgpolicyk8s.io/v1alpha2` PolicyReport objects, or `openreports.io/v1alpha1` Reports (the same
+shape), one per namespace or one per object (owned by the object, so they go with it)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,16 @@ from jobguard.app.cli.check_report import SARIF_LEVEL, sarif_log
 from jobguard.app.cluster.audit import AuditReport, ObjectResult
 from jobguard.validators import RULES_BY_ID, Enforcement, Violation
 
-REPORT_API_VERSION = "wgpolicyk8s.io/v1alpha2"
+REPORT_KINDS = {
+    "wgpolicyk8s": ("wgpolicyk8s.io/v1alpha2", "PolicyReport"),
+    "openreports": ("openreports.io/v1alpha1", "Report"),
+}
+"""apiVersion and kind of a namespaced report, by report API (`--report-api`)."""
 REPORT_SOURCE = "jobguard"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "jobguard"}
+MANAGED_BY_SELECTOR = "app.kubernetes.io/managed-by=jobguard"
+"""What an audit pass lists to find the reports it wrote before (and deletes those it did not
+write again); reports of other tools are never touched."""
 CLEAN_RULE = "at-rest"
 """The rule of the one `pass` result a clean object gets (no rule ID fired for it)."""
 RESULT = {Enforcement.DENY: "fail", Enforcement.WARN: "warn", Enforcement.DRYRUN: "warn"}
@@ -171,42 +179,61 @@ def _summary(results: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _report(name: str, namespace: str, results: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "apiVersion": REPORT_API_VERSION,
-        "kind": "PolicyReport",
+def _report(name: str, namespace: str, results: list[dict[str, Any]], api: str) -> dict[str, Any]:
+    api_version, kind = REPORT_KINDS[api]
+    body: dict[str, Any] = {
+        "apiVersion": api_version,
+        "kind": kind,
         "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)},
-        "summary": _summary(results),
-        "results": results,
     }
+    if api == "openreports":
+        body["source"] = REPORT_SOURCE
+    body["summary"] = _summary(results)
+    body["results"] = results
+    return body
+
+
+def report_name(result: ObjectResult) -> str:
+    """The name of an object's own report: "jobguard-<kind>-<name>" (Job names have at most 63
+    characters, CronJob names 52, so it stays a valid name)."""
+    return f"jobguard-{result.ref.kind.lower()}-{result.ref.name}"
 
 
 def policy_reports(
-    report: AuditReport, scope: str = "namespace", now: float | None = None
+    report: AuditReport,
+    scope: str = "namespace",
+    now: float | None = None,
+    api: str = "wgpolicyk8s",
 ) -> list[dict[str, Any]]:
-    """PolicyReports: one per namespace (named "jobguard"), or one per object (named
-    "jobguard-<kind>-<name>", with the object as `scope`)."""
+    """Reports of the `api` ("wgpolicyk8s": PolicyReports, "openreports": Reports): one per
+    namespace (named "jobguard"), or one per object (`report_name`, with the object as `scope`
+    and as its owner, so the garbage collector deletes the report with the object)."""
     seconds = int(time.time() if now is None else now)
     timestamp = {"seconds": seconds, "nanos": 0}
     if scope == "object":
         reports = []
         for r in report.results:
-            body = _report(
-                f"jobguard-{r.ref.kind.lower()}-{r.ref.name}",
-                r.ref.namespace,
-                _results(r, timestamp),
-            )
+            body = _report(report_name(r), r.ref.namespace, _results(r, timestamp), api)
+            if r.ref.uid:
+                body["metadata"]["ownerReferences"] = [
+                    {
+                        "apiVersion": r.ref.api_version,
+                        "kind": r.ref.kind,
+                        "name": r.ref.name,
+                        "uid": r.ref.uid,
+                    }
+                ]
             reports.append({**body, "scope": r.ref.reference()})
         return reports
     by_namespace: dict[str, list[dict[str, Any]]] = {}
     for r in report.results:
         by_namespace.setdefault(r.ref.namespace, []).extend(_results(r, timestamp))
-    return [_report("jobguard", ns, results) for ns, results in sorted(by_namespace.items())]
+    return [_report("jobguard", ns, results, api) for ns, results in sorted(by_namespace.items())]
 
 
-def policyreport(report: AuditReport, scope: str = "namespace") -> str:
-    """The PolicyReports as YAML documents (`kubectl apply -f -` takes them)."""
-    return yaml.safe_dump_all(policy_reports(report, scope), sort_keys=False)
+def policyreport(report: AuditReport, scope: str = "namespace", api: str = "wgpolicyk8s") -> str:
+    """The reports as YAML documents (`kubectl apply -f -` takes them)."""
+    return yaml.safe_dump_all(policy_reports(report, scope, api=api), sort_keys=False)
 
 
 FORMATS: dict[str, Callable[[AuditReport], str]] = {

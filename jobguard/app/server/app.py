@@ -1,8 +1,8 @@
 """The ASGI app (`jobguard.app.server.app:app`).
 
 POST /validate and /mutate take the request path of `endpoints` (raw body, one orjson parse, the
-admission chain); /healthz, /readyz and /metrics are served by FastAPI behind it. A thin shell: no
-rule logic.
+admission chain); /healthz, /readyz and /metrics are served by FastAPI behind it. With a health
+port, /metrics is served there only, not on the webhook's port. A thin shell: no rule logic.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.datastructures import State
+from starlette.types import Receive, Scope, Send
 
 from jobguard.app.config import CONFIG_ENV, FileConfig, load_config
 from jobguard.app.server.endpoints import ServerOptions, WebhookApp
@@ -42,9 +43,28 @@ class _HealthServer(uvicorn.Server):
         yield
 
 
-def _health_server(api: FastAPI, options: ServerOptions) -> uvicorn.Server:
+class _WithMetrics:
+    """The health port's app: GET /metrics, then the probes of `api`."""
+
+    def __init__(self, api: FastAPI, metrics: Metrics) -> None:
+        self.api = api
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/metrics":
+            response = _metrics_response(self.metrics)
+            await response(scope, receive, send)
+            return
+        await self.api(scope, receive, send)
+
+
+def _metrics_response(metrics: Metrics) -> Response:
+    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def _health_server(api: FastAPI, metrics: Metrics, options: ServerOptions) -> uvicorn.Server:
     config = uvicorn.Config(
-        api,
+        _WithMetrics(api, metrics),
         host=options.health_host,
         port=options.health_port,
         lifespan="off",
@@ -79,7 +99,9 @@ def create_app(
             tasks.append(asyncio.create_task(tls.run()))
         if api.state.audit is not None:
             tasks.append(asyncio.create_task(api.state.audit.run()))
-        health = _health_server(api, server_options) if server_options.health_port else None
+        health = (
+            _health_server(api, metrics, server_options) if server_options.health_port else None
+        )
         health_task = asyncio.create_task(health.serve()) if health is not None else None
         api.state.ready = True
         try:
@@ -113,6 +135,8 @@ def create_app(
             audit.interval,
             audit.options,
             audit.write_reports,
+            audit.report_api,
+            audit.report_scope,
         )
     if tls is not None:
         metrics.set_certificate(tls.not_after)
@@ -151,9 +175,11 @@ def create_app(
             return PlainTextResponse("not ready: TLS not serving a valid certificate", 503)
         return PlainTextResponse("ok")
 
-    @api.get("/metrics")
-    async def metrics_endpoint() -> Response:
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    if not server_options.health_port:
+        # Without a health port the webhook's port serves /metrics; with one, only it does.
+        @api.get("/metrics")
+        async def metrics_endpoint() -> Response:
+            return _metrics_response(metrics)
 
     return WebhookApp(api, server_options, metrics, state)
 

@@ -69,8 +69,9 @@ class ServerOptions:
     log_bodies: bool = False
     """Log request objects (they can hold secrets in env values): for debugging only."""
     health_port: int = 0
-    """Also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for
-    probes and scrapers that cannot present the client certificate TLS may require."""
+    """Serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for probes
+    and scrapers that cannot present the client certificate TLS may require; with it, /metrics
+    is served there only."""
     health_host: str = "0.0.0.0"
     memory_budget: int = 96 * 1024 * 1024
     """Bytes the bodies being read and judged may cost at once, decoded (see MemoryBudget);
@@ -116,6 +117,8 @@ class WebhookApp:
         # Content-Length; as its chunks arrive without one) until it is answered.
         hold = _Hold(endpoint)
         memory = self.memory
+        in_flight = self.metrics.in_flight[endpoint]
+        in_flight.inc()
         try:
             if declared is not None and not memory.try_acquire(hold, declared):
                 waited = min(BUDGET_WAIT, budget / 2)
@@ -125,6 +128,7 @@ class WebhookApp:
             await self._serve(send, receive, endpoint, budget, hold, declared is None, started)
         finally:
             memory.release(hold)
+            in_flight.dec()
 
     async def _serve(
         self,

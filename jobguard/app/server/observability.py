@@ -198,16 +198,38 @@ class Metrics:
             ["result"],
             registry=self.registry,
         )
+        self.certificate_expiry_timestamp = Gauge(
+            "jobguard_certificate_expiry_timestamp_seconds",
+            "Unix time at which the serving certificate expires, its NotAfter (absent without "
+            "TLS).",
+            registry=self.registry,
+        )
         self.certificate_expiry = Gauge(
             "jobguard_certificate_expiry_seconds",
-            "Seconds until the serving certificate expires (absent without TLS).",
+            "Deprecated: use jobguard_certificate_expiry_timestamp_seconds - time(). Seconds "
+            "until the serving certificate expires (absent without TLS).",
             registry=self.registry,
         )
         self._not_after: float | None = None
         self.certificate_expiry.set_function(self._seconds_left)
+        self.certificate_expiry_timestamp.set_function(self._expiry)
+        self.requests_in_flight = Gauge(
+            "jobguard_requests_in_flight",
+            "Admission requests being read, judged or answered now, by endpoint.",
+            ["endpoint"],
+            registry=self.registry,
+        )
+        # Children bound once: the request path only increments and decrements.
+        self.in_flight = {
+            f"/{endpoint}": self.requests_in_flight.labels(endpoint)
+            for endpoint in ("validate", "mutate")
+        }
 
     def _seconds_left(self) -> float:
         return float("nan") if self._not_after is None else self._not_after - time.time()
+
+    def _expiry(self) -> float:
+        return float("nan") if self._not_after is None else self._not_after
 
     def set_certificate(self, not_after: datetime | None) -> None:
         self._not_after = None if not_after is None else not_after.timestamp()

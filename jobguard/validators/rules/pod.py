@@ -1,4 +1,4 @@
-"""POD-001..POD-010: the essentials of upstream's ValidatePodTemplateSpec on a Job's pod template
+"""POD-001..POD-025: upstream's ValidatePodTemplateSpec on a Job's pod template
 and a CronJob's `spec.jobTemplate.spec.template` (docs/RULES.md, "Pod template (POD)").
 
 One pass over the template, in upstream's order: template labels and annotations (IM-008),
@@ -10,7 +10,7 @@ Fields the API server defaults (imagePullPolicy, port protocol) are judged as de
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobguard.validators.errors import ErrorType, FieldError, forbidden, invalid, not_supported
 from jobguard.validators.errors import required as required_error
@@ -19,10 +19,55 @@ from jobguard.validators.names import (
     port_name_problems,
     port_num_problems,
     qualified_name_problems,
-    relaxed_env_var_name_problems,
 )
 from jobguard.validators.quantity import Quantity, QuantityError, quantity_of
 from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+from jobguard.validators.rules.pod_common import PodOptions, pod_options
+from jobguard.validators.rules.pod_containers import (
+    check_env,
+    check_env_from,
+    check_ephemeral_containers,
+    check_file_key_ref_volumes,
+    check_host_network_ports,
+    check_init_extras,
+    check_init_restart_policy,
+    check_regular_extras,
+    check_resize_policy,
+    check_termination_message_policy,
+    check_volume_devices,
+    check_volume_mounts,
+)
+from jobguard.validators.rules.pod_dns import (
+    check_dns_config,
+    check_dns_policy,
+    check_host_aliases,
+    check_host_names,
+    check_hostname_and_subdomain,
+)
+from jobguard.validators.rules.pod_resources import (
+    check_container_claims,
+    check_pod_resource_claims,
+    pod_claim_names,
+)
+from jobguard.validators.rules.pod_scheduling import (
+    check_affinity,
+    check_identity_fields,
+    check_node_selector,
+    check_priority_fields,
+    check_readiness_gates,
+    check_restart_policy,
+    check_scheduling_gates,
+    check_tolerations,
+    check_topology_spread,
+)
+from jobguard.validators.rules.pod_security import (
+    check_container_security_context,
+    check_host_users,
+    check_os,
+    check_pod_security_context,
+)
+from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
+from jobguard.validators.versions import DEFAULT_VERSION
 
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
@@ -324,49 +369,12 @@ def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _check_env(env: Any, path: str) -> list[FieldError]:
-    """ValidateEnv: names (the relaxed rule of every supported version)."""
-    errors: list[FieldError] = []
-    for index, var in enumerate(_list(env)):
-        if not isinstance(var, dict):
-            continue
-        name = _text(var.get("name"))
-        if name == "":
-            errors.append(required_error("POD-006", f"{path}[{index}].name"))
-        elif name is not None:
-            for problem in relaxed_env_var_name_problems(name):
-                errors.append(invalid("POD-006", f"{path}[{index}].name", name, problem))
-    return errors
-
-
-def _check_volume_mounts(mounts: Any, volumes: set[str], path: str) -> list[FieldError]:
-    """ValidateVolumeMounts: names a valid volume, a unique mountPath."""
-    errors: list[FieldError] = []
-    mount_points: set[str] = set()
-    for index, mount in enumerate(_list(mounts)):
-        if not isinstance(mount, dict):
-            continue
-        at = f"{path}[{index}]"
-        name, mount_path = _text(mount.get("name")), _text(mount.get("mountPath"))
-        if name is not None:
-            if name == "":
-                errors.append(required_error("POD-008", f"{at}.name"))
-            if name not in volumes:
-                errors.append(FieldError("POD-008", f"{at}.name", ErrorType.NOT_FOUND, value=name))
-        if mount_path is not None:
-            if mount_path == "":
-                errors.append(required_error("POD-008", f"{at}.mountPath"))
-            if mount_path in mount_points:
-                errors.append(invalid("POD-008", f"{at}.mountPath", mount_path, "must be unique"))
-            mount_points.add(mount_path)
-    return errors
-
-
 def _check_container(
-    container: dict[str, Any], volumes: set[str], path: str, create: bool
+    container: dict[str, Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
-    """validateContainerCommon, the covered parts, in upstream's order."""
+    """validateContainerCommon, in upstream's order."""
     errors: list[FieldError] = []
+    options = pod.options
     name = _text(container.get("name"))
     if name == "":
         errors.append(required_error("POD-002", f"{path}.name"))
@@ -375,18 +383,41 @@ def _check_container(
             errors.append(invalid("POD-002", f"{path}.name", name, problem))
     if _text(container.get("image")) == "":
         errors.append(required_error("POD-003", f"{path}.image"))
+    if "terminationMessagePolicy" in container:
+        errors += check_termination_message_policy(
+            container["terminationMessagePolicy"], f"{path}.terminationMessagePolicy"
+        )
     errors += _check_ports(container.get("ports"), f"{path}.ports")
-    errors += _check_env(container.get("env"), f"{path}.env")
-    errors += _check_volume_mounts(container.get("volumeMounts"), volumes, f"{path}.volumeMounts")
+    if "env" in container:
+        errors += check_env(container["env"], f"{path}.env", options, pod.file_refs)
+    if "envFrom" in container:
+        errors += check_env_from(container["envFrom"], f"{path}.envFrom", options)
+    if "volumeMounts" in container:
+        errors += check_volume_mounts(container, pod.volumes, f"{path}.volumeMounts")
+    if "volumeDevices" in container:
+        errors += check_volume_devices(container, pod.volumes, f"{path}.volumeDevices")
     policy = _text(container.get("imagePullPolicy"))
     if policy and policy not in PULL_POLICIES:
         errors.append(not_supported("POD-004", f"{path}.imagePullPolicy", policy, PULL_POLICIES))
     errors += check_resources(container.get("resources"), f"{path}.resources", create)
+    resources = container.get("resources")
+    if isinstance(resources, dict) and "claims" in resources:
+        errors += check_container_claims(
+            resources["claims"], f"{path}.resources.claims", pod.claims, options
+        )
+    if "resizePolicy" in container:
+        errors += check_resize_policy(
+            container["resizePolicy"], f"{path}.resizePolicy", pod.restart_policy, options
+        )
+    if "securityContext" in container:
+        errors += check_container_security_context(
+            container["securityContext"], f"{path}.securityContext", pod.host_users
+        )
     return errors
 
 
 def _check_containers(
-    containers: list[Any], volumes: set[str], path: str, create: bool
+    containers: list[Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateContainers: at least one, names unique, host ports unique across them."""
     if not containers:
@@ -396,18 +427,18 @@ def _check_containers(
     for index, container in enumerate(containers):
         if not isinstance(container, dict):
             continue
-        errors += _check_container(container, volumes, f"{path}[{index}]", create)
+        at = f"{path}[{index}]"
+        errors += _check_container(container, pod, at, create)
         name = _text(container.get("name"))
         if name is not None and name in names:
-            errors.append(
-                FieldError("POD-002", f"{path}[{index}].name", ErrorType.DUPLICATE, value=name)
-            )
+            errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         names.add(name)
+        errors += check_regular_extras(container, at, pod.grace, pod.options)
     return errors + _host_port_conflicts(containers, path)
 
 
 def _check_init_containers(
-    init: list[Any], regular: list[Any], volumes: set[str], path: str, create: bool
+    init: list[Any], regular: list[Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateInitContainers: names unique across init and regular containers."""
     errors: list[FieldError] = []
@@ -415,23 +446,28 @@ def _check_init_containers(
     for index, container in enumerate(init):
         if not isinstance(container, dict):
             continue
-        errors += _check_container(container, volumes, f"{path}[{index}]", create)
+        at = f"{path}[{index}]"
+        errors += _check_container(container, pod, at, create)
+        if "restartPolicy" in container:
+            errors += check_init_restart_policy(container, at, pod.options)
         name = _text(container.get("name"))
         if name is not None and name in names:
-            errors.append(
-                FieldError("POD-002", f"{path}[{index}].name", ErrorType.DUPLICATE, value=name)
-            )
+            errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         elif name:
             names.add(name)
         # Upstream checks each init container's host ports alone (and names it index 0).
         errors += _host_port_conflicts([container], path)
+        errors += check_init_extras(container, at, pod.grace, pod.options)
     return errors
 
 
-def _check_volumes(volumes: list[Any], path: str) -> tuple[set[str], list[FieldError]]:
-    """ValidateVolumes: names valid and unique; the valid ones can be mounted."""
+def _check_volumes(
+    volumes: list[Any], path: str, options: PodOptions
+) -> tuple[dict[str, str], list[FieldError]]:
+    """ValidateVolumes: sources (POD-015), names valid and unique (POD-007); a volume with no
+    error can be mounted (the result maps its name to its source)."""
     errors: list[FieldError] = []
-    valid: set[str] = set()
+    valid: dict[str, str] = {}
     for index, volume in enumerate(volumes):
         if not isinstance(volume, dict):
             continue
@@ -439,7 +475,7 @@ def _check_volumes(volumes: list[Any], path: str) -> tuple[set[str], list[FieldE
         name = _text(volume.get("name"))
         if name is None:
             continue
-        problems: list[FieldError] = []
+        kind, problems = judge_volume(volume, f"{path}[{index}]", options)
         if name == "":
             problems.append(required_error("POD-007", at))
         else:
@@ -449,12 +485,32 @@ def _check_volumes(volumes: list[Any], path: str) -> tuple[set[str], list[FieldE
         if problems:
             errors += problems
         else:
-            valid.add(name)
+            valid[name] = kind
     return valid, errors
 
 
-def check_pod_template(template: Any, path: str, *, create: bool) -> list[FieldError]:
-    """The covered part of ValidatePodTemplateSpec for the template at `path`.
+_NO_CLAIMS: frozenset[str] = frozenset()
+
+
+class _Pod(NamedTuple):
+    """What the container checks need of the pod spec."""
+
+    volumes: dict[str, str]
+    options: PodOptions
+    grace: int | None
+    restart_policy: str
+    host_users: bool
+    file_refs: list[str]
+    claims: frozenset[str]
+    """The names of the pod's resource claims."""
+    """Filled by the container checks: the env entries with a fileKeyRef."""
+
+
+def check_pod_template(
+    template: Any, path: str, *, create: bool, version: str = DEFAULT_VERSION
+) -> list[FieldError]:
+    """ValidatePodTemplateSpec for the template at `path`, as the API server of `version`
+    judges it on CREATE (with its default feature gates).
 
     `create`: the request creates the object (upstream relaxes some checks on UPDATE for
     values the stored template already had).
@@ -462,13 +518,102 @@ def check_pod_template(template: Any, path: str, *, create: bool) -> list[FieldE
     template = _dict(template)
     errors = check_labels_and_annotations(_dict(template.get("metadata")), path)
     spec = _dict(template.get("spec"))
-    spec_path = f"{path}.spec"
-    volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{spec_path}.volumes")
+    options = pod_options(version)
+    at = f"{path}.spec"
+    volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
     errors += volume_errors
-    containers = _list(spec.get("containers"))
-    errors += _check_containers(containers, volumes, f"{spec_path}.containers", create)
-    init = _list(spec.get("initContainers"))
-    errors += _check_init_containers(
-        init, containers, volumes, f"{spec_path}.initContainers", create
+    if "resourceClaims" in spec:
+        errors += check_pod_resource_claims(spec["resourceClaims"], f"{at}.resourceClaims", options)
+    grace = spec.get("terminationGracePeriodSeconds", 30)
+    pod = _Pod(  # positional: this runs for every template
+        volumes,
+        options,
+        grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
+        spec.get("restartPolicy") or "Always",
+        spec.get("hostUsers") is not False,
+        [],
+        pod_claim_names(spec, options) if "resourceClaims" in spec else _NO_CLAIMS,
     )
+    containers = _list(spec.get("containers"))
+    errors += _check_containers(containers, pod, f"{at}.containers", create)
+    init = _list(spec.get("initContainers"))
+    errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
+    errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
+    if "ephemeralContainers" in spec:
+        errors += check_ephemeral_containers(
+            spec["ephemeralContainers"], f"{at}.ephemeralContainers"
+        )
     return errors
+
+
+_DNS_POLICIES = frozenset(("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "", None))
+_RESTART_POLICIES = frozenset(("Always", "OnFailure", "Never", "", None))
+_SECURITY_KEYS = frozenset(("securityContext", "shareProcessNamespace"))
+_IDENTITY_KEYS = frozenset(("serviceAccountName", "nodeName", "activeDeadlineSeconds"))
+_NAME_KEYS = frozenset(("hostname", "subdomain"))
+_PRIORITY_KEYS = frozenset(("priorityClassName", "runtimeClassName", "preemptionPolicy"))
+
+
+def check_pod_spec_rest(
+    spec: dict[str, Any], path: str, options: PodOptions, file_refs: bool = True
+) -> list[FieldError]:
+    """ValidatePodSpec after the containers, in upstream's order (POD-017..POD-024). A check
+    runs only when its fields are set: most templates set few of them."""
+    errors: list[FieldError] = []
+    if spec.get("hostNetwork") is True:
+        errors += check_host_network_ports(
+            _list(spec.get("containers")), f"{path}.containers", True
+        )
+    if spec.get("restartPolicy") not in _RESTART_POLICIES:
+        errors += check_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", options)
+    if spec.get("dnsPolicy") not in _DNS_POLICIES:
+        errors += check_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", options)
+    if "nodeSelector" in spec:
+        errors += check_node_selector(spec["nodeSelector"], f"{path}.nodeSelector", options)
+    if not _SECURITY_KEYS.isdisjoint(spec):
+        errors += check_pod_security_context(spec, path, options)
+    if "affinity" in spec:
+        errors += check_affinity(spec["affinity"], f"{path}.affinity", options)
+    if "dnsConfig" in spec or spec.get("dnsPolicy") == "None":
+        errors += check_dns_config(spec, f"{path}.dnsConfig", options)
+    if "readinessGates" in spec:
+        errors += check_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", options)
+    if "schedulingGates" in spec:
+        errors += check_scheduling_gates(
+            spec["schedulingGates"], f"{path}.schedulingGates", options
+        )
+    if "topologySpreadConstraints" in spec:
+        errors += check_topology_spread(
+            spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", options
+        )
+    if spec.get("hostUsers") is False:
+        errors += check_host_users(spec, path, options)
+    if "hostnameOverride" in spec:
+        errors += check_host_names(spec, path, options)
+    if not _IDENTITY_KEYS.isdisjoint(spec):
+        errors += check_identity_fields(spec, path, options)
+    if not _NAME_KEYS.isdisjoint(spec):
+        errors += check_hostname_and_subdomain(spec, path, options)
+    if "tolerations" in spec:
+        errors += check_tolerations(spec["tolerations"], f"{path}.tolerations", options)
+    if "hostAliases" in spec:
+        errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", options)
+    if not _PRIORITY_KEYS.isdisjoint(spec):
+        errors += check_priority_fields(spec, path, options)
+    if "os" in spec:
+        errors += check_os(spec, path, options)
+    if options.env_files and file_refs:
+        kinds = _volume_kinds(spec, options)
+        for kind in ("initContainers", "containers"):
+            errors += check_file_key_ref_volumes(
+                _list(spec.get(kind)), f"{path}.{kind}", kinds, options
+            )
+    return errors
+
+
+def _volume_kinds(spec: dict[str, Any], options: PodOptions) -> dict[str, str]:
+    return {
+        volume["name"]: volume_kind(volume, options)
+        for volume in _list(spec.get("volumes"))
+        if isinstance(volume, dict) and isinstance(volume.get("name"), str)
+    }

@@ -1,0 +1,817 @@
+"""POD-011..POD-017: upstream's container checks beyond the essentials of pod.py
+(pkg/apis/core/validation: validateContainerCommon, validateContainers, validateInitContainers
+and what they call), each `(value, path, options) -> list[FieldError]`.
+
+Values are judged as the API server judges them after v1 defaulting: an unset httpGet path or
+scheme, probe threshold or terminationMessagePolicy is its default (defaults.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jobguard.validators.errors import (
+    FieldError,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
+from jobguard.validators.names import (
+    name_is_dns_subdomain,
+    port_name_problems,
+    port_num_problems,
+    qualified_name_problems,
+    relaxed_env_var_name_problems,
+)
+from jobguard.validators.quantity import QuantityError, quantity_of
+from jobguard.validators.rules.pod_common import (
+    NON_NEGATIVE,
+    PodOptions,
+    as_dict,
+    as_list,
+    duplicate,
+    each,
+    integer,
+    label_problems,
+    local_path_problems,
+    not_found,
+    opt_int,
+    text,
+)
+
+PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
+LIFECYCLE_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
+HTTP_SCHEMES = ["HTTP", "HTTPS"]
+TERMINATION_MESSAGE_POLICIES = ["FallbackToLogsOnError", "File"]
+_HTTP_HEADER = re.compile("[-A-Za-z0-9]+")
+_HTTP_HEADER_MSG = (
+    "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', "
+    "regex used for validation is '[-A-Za-z0-9]+')"
+)
+_NOT_FOR_INIT = "may not be set for init containers without restartPolicy=Always"
+
+
+# --- probes and lifecycle handlers (POD-011) -----------------------------------------------------
+
+
+def _port_num_or_name(port: Any, path: str) -> list[FieldError]:
+    """ValidatePortNumOrName."""
+    if isinstance(port, str):
+        return list(each("POD-011", path, port, port_name_problems(port)))
+    number = integer(port)
+    if number is None:
+        return []
+    return list(each("POD-011", path, number, port_num_problems(number)))
+
+
+def _handler(
+    handler: dict[str, Any], kinds: tuple[str, ...], grace: int | None, path: str
+) -> list[FieldError]:
+    """validateHandler: exactly one handler type, each valid."""
+    rule = "POD-011"
+    errors: list[FieldError] = []
+    count = 0
+    for kind in kinds:
+        action = handler.get(kind)
+        if not isinstance(action, dict):
+            continue
+        at = f"{path}.{kind}"
+        if count:
+            errors.append(forbidden(rule, at, "may not specify more than 1 handler type"))
+            continue
+        count += 1
+        if kind == "exec":
+            if not as_list(action.get("command")):
+                errors.append(required(rule, f"{at}.command"))
+        elif kind == "httpGet":
+            if text(action.get("path", "/")) == "":
+                errors.append(required(rule, f"{at}.path"))
+            errors += _port_num_or_name(action.get("port"), f"{at}.port")
+            scheme = text(action.get("scheme", "HTTP"))
+            if scheme is not None and scheme not in HTTP_SCHEMES:
+                errors.append(not_supported(rule, f"{at}.scheme", scheme, HTTP_SCHEMES))
+            for header in as_list(action.get("httpHeaders")):
+                name = text(as_dict(header).get("name"))
+                if name is not None and _HTTP_HEADER.fullmatch(name) is None:
+                    errors.append(invalid(rule, f"{at}.httpHeaders", name, _HTTP_HEADER_MSG))
+        elif kind == "tcpSocket":
+            errors += _port_num_or_name(action.get("port"), f"{at}.port")
+        elif kind == "grpc":
+            port = integer(action.get("port"))
+            if port is not None:
+                errors += each(rule, f"{at}.port", port, port_num_problems(port))
+        else:  # sleep
+            seconds = integer(action.get("seconds"))
+            if grace is not None and seconds is not None and not 0 <= seconds <= grace:
+                detail = (
+                    f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"
+                )
+                errors.append(invalid(rule, at, action, detail))
+    if count == 0:
+        errors.append(required(rule, path, "must specify a handler type"))
+    return errors
+
+
+_PROBE_FIELDS = (
+    ("initialDelaySeconds", 0),
+    ("timeoutSeconds", 1),
+    ("periodSeconds", 10),
+    ("successThreshold", 1),
+    ("failureThreshold", 3),
+)
+
+
+def check_probe(probe: Any, kind: str, grace: int | None, path: str) -> list[FieldError]:
+    """validateLivenessProbe / validateReadinessProbe / validateStartupProbe (validateProbe)."""
+    if not isinstance(probe, dict):
+        return []
+    rule = "POD-011"
+    errors = _handler(probe, PROBE_HANDLERS, grace, path)
+    for name, default in _PROBE_FIELDS:
+        value = opt_int(probe.get(name))
+        if value is None or (value == 0 and name != "initialDelaySeconds"):
+            value = default  # SetDefaults_Probe: an unset or zero value is defaulted
+        if value < 0:
+            errors.append(invalid(rule, f"{path}.{name}", value, NON_NEGATIVE))
+    probe_grace = opt_int(probe.get("terminationGracePeriodSeconds"))
+    if probe_grace is not None and probe_grace <= 0:
+        at = f"{path}.terminationGracePeriodSeconds"
+        errors.append(invalid(rule, at, probe_grace, "must be greater than 0"))
+    if kind in ("livenessProbe", "startupProbe"):
+        success = opt_int(probe.get("successThreshold")) or 1
+        if success != 1:
+            errors.append(invalid(rule, f"{path}.successThreshold", success, "must be 1"))
+    elif probe_grace is not None:
+        detail = "must not be set for readinessProbes"
+        errors.append(invalid(rule, f"{path}.terminationGracePeriodSeconds", probe_grace, detail))
+    return errors
+
+
+def check_lifecycle(lifecycle: Any, grace: int | None, path: str) -> list[FieldError]:
+    """validateLifecycle (stopSignal is alpha: dropped before validation)."""
+    errors: list[FieldError] = []
+    for hook in ("postStart", "preStop"):
+        handler = as_dict(lifecycle).get(hook)
+        if isinstance(handler, dict):
+            errors += _handler(handler, LIFECYCLE_HANDLERS, grace, f"{path}.{hook}")
+    return errors
+
+
+_HANDLER_FIELDS = frozenset(("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"))
+
+
+def _probes_and_lifecycle(
+    container: dict[str, Any], grace: int | None, path: str
+) -> list[FieldError]:
+    errors: list[FieldError] = []
+    if _HANDLER_FIELDS.isdisjoint(container):
+        return errors
+    if isinstance(container.get("lifecycle"), dict):
+        errors += check_lifecycle(container["lifecycle"], grace, f"{path}.lifecycle")
+    for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
+        errors += check_probe(container.get(kind), kind, grace, f"{path}.{kind}")
+    return errors
+
+
+# --- restart policies and rules (POD-012) ------------------------------------------------------
+
+
+def _restart_rules(rules: list[Any], path: str, options: PodOptions) -> list[FieldError]:
+    """validateContainerRestartPolicy's rules part."""
+    rule = "POD-012"
+    errors: list[FieldError] = []
+    at = f"{path}.restartPolicyRules"
+    if len(rules) > 20:
+        if options.newest_resize_policy:
+            errors.append(too_many(rule, at, len(rules), 20))
+        else:
+            errors.append(invalid(rule, at, rules, "must have at most 20 items"))
+    actions = ["Restart", "RestartAllContainers"] if options.restart_all_containers else ["Restart"]
+    for index, entry in enumerate(rules):
+        entry = as_dict(entry)
+        action = text(entry.get("action"))
+        if action is not None and action not in actions:
+            errors.append(not_supported(rule, f"{at}[{index}].action", action, actions))
+        codes = entry.get("exitCodes")
+        if not isinstance(codes, dict):
+            errors.append(required(rule, f"{at}[{index}].exitCodes", "must be specified"))
+            continue
+        operator = text(codes.get("operator"))
+        if operator is not None and operator not in ("In", "NotIn"):
+            errors.append(
+                not_supported(rule, f"{at}[{index}].exitCodes.operator", operator, ["In", "NotIn"])
+            )
+        values = as_list(codes.get("values"))
+        if len(values) > 255:
+            errors.append(too_many(rule, f"{at}[{index}].exitCodes.values", len(values), 255))
+    return errors
+
+
+def _container_restart_policy(
+    container: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateContainerRestartPolicy (ContainerRestartRules on)."""
+    rule = "POD-012"
+    policy = text(container.get("restartPolicy"))
+    rules = as_list(container.get("restartPolicyRules"))
+    errors: list[FieldError] = []
+    if policy is not None and policy not in ("Always", "Never", "OnFailure"):
+        supported = ["Always", "Never", "OnFailure"]
+        errors.append(not_supported(rule, f"{path}.restartPolicy", policy, supported))
+    if rules and not policy:
+        detail = "must specify restartPolicy when restart rules are used"
+        errors.append(required(rule, f"{path}.restartPolicy", detail))
+    if rules:
+        errors += _restart_rules(rules, path, options)
+    return errors
+
+
+def check_regular_restart_policy(
+    container: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateContainers: restartPolicy on a regular container."""
+    if "restartPolicy" not in container and "restartPolicyRules" not in container:
+        return []
+    if not options.container_restart_rules:
+        # restartPolicyRules are dropped before validation while the gate is off.
+        if container.get("restartPolicy") is None:
+            return []
+        detail = "may not be set for non-init containers"
+        return [forbidden("POD-012", f"{path}.restartPolicy", detail)]
+    return _container_restart_policy(container, path, options)
+
+
+def check_init_restart_policy(
+    container: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateInitContainerRestartPolicy."""
+    policy = text(container.get("restartPolicy"))
+    if container.get("restartPolicy") is None or policy is None:
+        return []
+    if options.container_restart_rules:
+        errors = _container_restart_policy(container, path, options)
+        rules = as_list(container.get("restartPolicyRules"))
+        if policy == "Always" and rules and not options.restart_all_containers:
+            detail = (
+                "restartPolicyRules are not allowed for init containers with restart policy Always"
+            )
+            errors.append(forbidden("POD-012", f"{path}.restartPolicyRules", detail))
+        return errors
+    if policy != "Always":
+        return [not_supported("POD-012", f"{path}.restartPolicy", policy, ["Always"])]
+    return []
+
+
+def check_regular_extras(
+    container: dict[str, Any], path: str, grace: int | None, options: PodOptions
+) -> list[FieldError]:
+    """What validateContainers checks on a regular container after validateContainerCommon."""
+    return _probes_and_lifecycle(container, grace, path) + check_regular_restart_policy(
+        container, path, options
+    )
+
+
+def check_init_extras(
+    container: dict[str, Any], path: str, grace: int | None, options: PodOptions
+) -> list[FieldError]:
+    """validateInitContainers after the name and host ports: probes and lifecycle only for
+    sidecars (restartPolicy Always), resizePolicy of non-sidecars (1.36)."""
+    if container.get("restartPolicy") == "Always":
+        return _probes_and_lifecycle(container, grace, path)
+    errors: list[FieldError] = []
+    for field_name in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
+        if container.get(field_name) is not None:
+            errors.append(forbidden("POD-012", f"{path}.{field_name}", _NOT_FOR_INIT))
+    if options.newest_resize_policy:
+        for index, entry in enumerate(as_list(container.get("resizePolicy"))):
+            if as_dict(entry).get("restartPolicy") == "RestartContainer":
+                at = f"{path}.resizePolicy[{index}].restartPolicy"
+                detail = "must not be set to 'RestartContainer' for non-sidecar initContainers"
+                errors.append(invalid("POD-013", at, "RestartContainer", detail))
+    return errors
+
+
+# --- resize policy (POD-013) ---------------------------------------------------------------------
+
+
+def check_resize_policy(
+    policies: Any, path: str, pod_restart_policy: str, options: PodOptions
+) -> list[FieldError]:
+    """validateResizePolicy."""
+    rule = "POD-013"
+    errors: list[FieldError] = []
+    seen: set[Any] = set()
+    for index, entry in enumerate(as_list(policies)):
+        entry = as_dict(entry)
+        resource = text(entry.get("resourceName"))
+        if resource in seen:
+            errors.append(duplicate(rule, f"{path}[{index}]", resource))
+        seen.add(resource)
+        if resource == "":
+            errors.append(required(rule, path))
+        elif resource is not None and resource not in ("cpu", "memory"):
+            errors.append(not_supported(rule, path, resource, ["cpu", "memory"]))
+        policy = text(entry.get("restartPolicy"))
+        if policy == "":
+            errors.append(required(rule, path))
+        elif policy is not None and policy not in ("NotRequired", "RestartContainer"):
+            supported = ["NotRequired", "RestartContainer"]
+            errors.append(not_supported(rule, path, policy, supported))
+        if pod_restart_policy == "Never" and policy != "NotRequired":
+            pod = "pod " if options.newest_resize_policy else ""
+            detail = f"must be 'NotRequired' when {pod}`restartPolicy` is 'Never'"
+            errors.append(invalid(rule, path, policy, detail))
+    return errors
+
+
+# --- env sources (POD-014) ---------------------------------------------------------------------
+
+ENV_FIELD_PATHS = [
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+]
+VOLUME_FIELD_PATHS = [
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+]
+_CONVERTIBLE = frozenset(
+    (
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+        "spec.host",
+    )
+)
+RESOURCE_FIELD_PATHS = [
+    "limits.cpu",
+    "limits.ephemeral-storage",
+    "limits.memory",
+    "requests.cpu",
+    "requests.ephemeral-storage",
+    "requests.memory",
+]
+_HUGEPAGES_PREFIXES = ("limits.hugepages-", "requests.hugepages-")
+_CPU_DIVISORS = frozenset(("1m", "1"))
+_MEMORY_DIVISORS = frozenset(
+    ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei")
+)
+_MEMORY_DIVISORS_MSG = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
+_CONFIG_KEY = re.compile("[-._a-zA-Z0-9]+")
+
+
+def _split_subscript(field_path: str) -> tuple[str, str] | None:
+    """fieldpath.SplitMaybeSubscriptedPath."""
+    if not field_path.endswith("']"):
+        return None
+    parts = field_path[:-2].split("['", 1)
+    if len(parts) < 2 or not parts[0]:
+        return None
+    return parts[0], parts[1]
+
+
+def check_object_field_selector(
+    rule: str, selector: dict[str, Any], allowed: list[str], path: str
+) -> list[FieldError]:
+    """validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel)."""
+    api_version = text(selector.get("apiVersion", "v1"))
+    field_path = text(selector.get("fieldPath"))
+    if api_version is None or field_path is None:
+        return []
+    if not api_version:
+        return [required(rule, f"{path}.apiVersion")]
+    if not field_path:
+        return [required(rule, f"{path}.fieldPath")]
+    split = _split_subscript(field_path)
+    problem = ""
+    if api_version != "v1":
+        problem = f"unsupported pod version: {api_version}"
+    elif split is not None and split[0] not in ("metadata.annotations", "metadata.labels"):
+        problem = f"field label does not support subscript: {field_path}"
+    elif split is None and field_path not in _CONVERTIBLE:
+        problem = f"field label not supported: {field_path}"
+    if problem:
+        detail = f"error converting fieldPath: {problem}"
+        return [invalid(rule, f"{path}.fieldPath", field_path, detail)]
+    if split is None:
+        converted = "spec.nodeName" if field_path == "spec.host" else field_path
+        if converted not in allowed:
+            return [not_supported(rule, f"{path}.fieldPath", converted, allowed)]
+        return []
+    base, key = split
+    if base == "metadata.annotations":
+        key = key.lower()
+    return list(each(rule, path, key, qualified_name_problems(key)))
+
+
+def check_resource_field_selector(
+    rule: str, selector: dict[str, Any], path: str, volume: bool
+) -> list[FieldError]:
+    """validateContainerResourceFieldSelector and validateContainerResourceDivisor."""
+    errors: list[FieldError] = []
+    resource = text(selector.get("resource")) or ""
+    if volume and not text(selector.get("containerName")):
+        errors.append(required(rule, f"{path}.containerName"))
+    elif not resource:
+        errors.append(required(rule, f"{path}.resource"))
+    elif resource not in RESOURCE_FIELD_PATHS and not resource.startswith(_HUGEPAGES_PREFIXES):
+        errors.append(not_supported(rule, f"{path}.resource", resource, RESOURCE_FIELD_PATHS))
+    raw = selector.get("divisor")
+    if raw is None or isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        return errors
+    try:
+        divisor = quantity_of(raw)
+    except QuantityError:
+        return errors
+    if divisor.value == 0:
+        return errors
+    shown = str(divisor)
+    at = f"{path}.divisor"
+    memory = "only divisor's values " + _MEMORY_DIVISORS_MSG + " are supported with the "
+    if resource in ("limits.cpu", "requests.cpu") and shown not in _CPU_DIVISORS:
+        detail = "only divisor's values 1m and 1 are supported with the cpu resource"
+        errors.append(invalid(rule, at, resource, detail))
+    elif resource in ("limits.memory", "requests.memory") and shown not in _MEMORY_DIVISORS:
+        errors.append(invalid(rule, at, resource, memory + "memory resource"))
+    elif (
+        resource in ("limits.ephemeral-storage", "requests.ephemeral-storage")
+        and shown not in _MEMORY_DIVISORS
+    ):
+        errors.append(invalid(rule, at, resource, memory + "local ephemeral storage resource"))
+    if resource.startswith(_HUGEPAGES_PREFIXES) and shown not in _MEMORY_DIVISORS:
+        errors.append(invalid(rule, at, resource, memory + "hugepages resource"))
+    return errors
+
+
+def config_key_problems(key: str) -> tuple[str, ...]:
+    """IsConfigMapKey."""
+    problems: list[str] = []
+    if len(key) > 253:
+        problems.append("must be no more than 253 characters")
+    if _CONFIG_KEY.fullmatch(key) is None:
+        problems.append(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
+            "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+            "'[-._a-zA-Z0-9]+')"
+        )
+    if key == ".":
+        problems.append("must not be '.'")
+    elif key == "..":
+        problems.append("must not be '..'")
+    elif key.startswith(".."):
+        problems.append("must not start with '..'")
+    return tuple(problems)
+
+
+def _key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+    """validateConfigMapKeySelector / validateSecretKeySelector."""
+    rule = "POD-014"
+    errors: list[FieldError] = []
+    name = text(selector.get("name"))
+    if name is not None:
+        errors += each(rule, f"{path}.name", name, name_is_dns_subdomain(name, False))
+    key = text(selector.get("key"))
+    if key == "":
+        errors.append(required(rule, f"{path}.key"))
+    elif key is not None:
+        errors += each(rule, f"{path}.key", key, config_key_problems(key))
+    return errors
+
+
+def _file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+    """validateFileKeySelector."""
+    rule = "POD-014"
+    errors: list[FieldError] = []
+    key = text(selector.get("key"))
+    if key == "":
+        errors.append(required(rule, f"{path}.key"))
+    elif key is not None:
+        errors += each(rule, f"{path}.key", key, relaxed_env_var_name_problems(key))
+    volume = text(selector.get("volumeName"))
+    if volume == "":
+        errors.append(required(rule, f"{path}.volumeName"))
+    elif volume is not None:
+        errors += each(rule, f"{path}.volumeName", volume, label_problems(volume))
+    file_path = text(selector.get("path"))
+    if file_path == "":
+        errors.append(required(rule, f"{path}.path"))
+    elif file_path is not None and ".." in file_path.split("/"):
+        errors.append(invalid(rule, f"{path}.path", file_path, "must not contain '..'"))
+    return errors
+
+
+def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+    """validateEnvVarValueFrom."""
+    source = var.get("valueFrom")
+    if not isinstance(source, dict):
+        return []
+    rule = "POD-014"
+    errors: list[FieldError] = []
+    count = 0
+    if isinstance(source.get("fieldRef"), dict):
+        count += 1
+        errors += check_object_field_selector(
+            rule, source["fieldRef"], ENV_FIELD_PATHS, f"{path}.fieldRef"
+        )
+    if isinstance(source.get("resourceFieldRef"), dict):
+        count += 1
+        errors += check_resource_field_selector(
+            rule, source["resourceFieldRef"], f"{path}.resourceFieldRef", False
+        )
+    for kind in ("configMapKeyRef", "secretKeyRef"):
+        if isinstance(source.get(kind), dict):
+            count += 1
+            errors += _key_selector(source[kind], f"{path}.{kind}")
+    if options.env_files and isinstance(source.get("fileKeyRef"), dict):
+        count += 1
+        errors += _file_key_selector(source["fileKeyRef"], f"{path}.fileKeyRef")
+    if count == 0:
+        if options.env_files:
+            detail = (
+                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, "
+                "`secretKeyRef` or `fileKeyRef`"
+            )
+        else:
+            detail = (
+                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or "
+                "`secretKeyRef`"
+            )
+        errors.append(invalid(rule, path, "", detail))
+    elif text(var.get("value")):
+        errors.append(invalid(rule, path, "", "may not be specified when `value` is not empty"))
+    elif count > 1:
+        detail = "may not have more than one field specified at a time"
+        errors.append(invalid(rule, path, "", detail))
+    return errors
+
+
+def check_env(
+    env: Any, path: str, options: PodOptions, file_refs: list[str] | None = None
+) -> list[FieldError]:
+    """ValidateEnv: names (POD-006, the relaxed rule of every supported version), sources.
+    `file_refs` collects the paths of the fileKeyRef sources seen (for the volume checks)."""
+    errors: list[FieldError] = []
+    for index, var in enumerate(as_list(env)):
+        if not isinstance(var, dict):
+            continue
+        at = f"{path}[{index}]"
+        name = text(var.get("name"))
+        if name == "":
+            errors.append(required("POD-006", f"{at}.name"))
+        elif name is not None:
+            errors += each("POD-006", f"{at}.name", name, relaxed_env_var_name_problems(name))
+        if "valueFrom" in var:
+            errors += _value_from(var, f"{at}.valueFrom", options)
+            if file_refs is not None and "fileKeyRef" in as_dict(var["valueFrom"]):
+                file_refs.append(at)
+    return errors
+
+
+def check_env_from(env_from: Any, path: str, options: PodOptions) -> list[FieldError]:
+    """ValidateEnvFrom."""
+    rule = "POD-014"
+    errors: list[FieldError] = []
+    for index, source in enumerate(as_list(env_from)):
+        if not isinstance(source, dict):
+            continue
+        at = f"{path}[{index}]"
+        prefix = text(source.get("prefix"))
+        if prefix:
+            errors += each(rule, f"{at}.prefix", prefix, relaxed_env_var_name_problems(prefix))
+        count = 0
+        for kind in ("configMapRef", "secretRef"):
+            ref = source.get(kind)
+            if not isinstance(ref, dict):
+                continue
+            count += 1
+            name = text(ref.get("name"))
+            if name == "":
+                errors.append(required(rule, f"{at}.{kind}.name"))
+            elif name is not None:
+                errors += each(rule, f"{at}.{kind}.name", name, name_is_dns_subdomain(name, True))
+        if count == 0:
+            detail = "must specify one of: `configMapRef` or `secretRef`"
+            errors.append(invalid(rule, path, "", detail))
+        elif count > 1:
+            detail = "may not have more than one field specified at a time"
+            errors.append(invalid(rule, path, "", detail))
+    return errors
+
+
+def check_file_key_ref_volumes(
+    containers: list[Any], path: str, volume_kinds: dict[str, str], options: PodOptions
+) -> list[FieldError]:
+    """validateFileKeyRefVolumes: the volume a fileKeyRef names exists and is an emptyDir."""
+    if not options.env_files:
+        return []
+    errors: list[FieldError] = []
+    for index, container in enumerate(containers):
+        for env_index, var in enumerate(as_list(as_dict(container).get("env"))):
+            ref = as_dict(as_dict(as_dict(var).get("valueFrom")).get("fileKeyRef"))
+            volume = text(ref.get("volumeName"))
+            if not ref or not volume:
+                continue
+            at = f"{path}[{index}].env[{env_index}].valueFrom.fileKeyRef.volumeName"
+            kind = volume_kinds.get(volume)
+            if kind is None:
+                errors.append(not_found("POD-014", at, volume))
+            elif kind != "emptyDir":
+                detail = "referenced volume must be of type emptyDir"
+                errors.append(invalid("POD-014", at, volume, detail))
+    return errors
+
+
+# --- volume mounts and devices (POD-008, POD-016) ------------------------------------------------
+
+_PROPAGATIONS = ["Bidirectional", "HostToContainer", "None"]
+_RRO_MODES = ["Disabled", "Enabled", "IfPossible"]
+BLOCK_KINDS = frozenset(("persistentVolumeClaim", "ephemeral"))
+_PLAIN_MOUNT = frozenset(("name", "mountPath", "readOnly"))
+_NONE: frozenset[Any] = frozenset()
+
+
+def check_volume_mounts(
+    container: dict[str, Any], volume_kinds: dict[str, str], path: str
+) -> list[FieldError]:
+    """ValidateVolumeMounts (POD-008: names and mount paths; POD-016 the rest)."""
+    rule = "POD-016"
+    errors: list[FieldError] = []
+    mount_points: set[str] = set()
+    devices = [as_dict(d) for d in as_list(container.get("volumeDevices"))]
+    device_names = {d.get("name") for d in devices} if devices else _NONE
+    device_paths = {d.get("devicePath") for d in devices} if devices else _NONE
+    for index, mount in enumerate(as_list(container.get("volumeMounts"))):
+        if not isinstance(mount, dict):
+            continue
+        at = f"{path}[{index}]"
+        name, mount_path = text(mount.get("name")), text(mount.get("mountPath"))
+        if name is not None:
+            if name == "":
+                errors.append(required("POD-008", f"{at}.name"))
+            if name not in volume_kinds:
+                errors.append(not_found("POD-008", f"{at}.name", name))
+        if mount_path is not None:
+            if mount_path == "":
+                errors.append(required("POD-008", f"{at}.mountPath"))
+            if mount_path in mount_points:
+                errors.append(invalid("POD-008", f"{at}.mountPath", mount_path, "must be unique"))
+            mount_points.add(mount_path)
+        if devices and name in device_names:
+            detail = "must not already exist in volumeDevices"
+            errors.append(invalid(rule, f"{at}.name", name, detail))
+        if devices and mount_path in device_paths:
+            detail = "must not already exist as a path in volumeDevices"
+            errors.append(invalid(rule, f"{at}.mountPath", mount_path, detail))
+        if mount.keys() <= _PLAIN_MOUNT:
+            continue  # nothing more to judge
+        sub_path = text(mount.get("subPath"))
+        if sub_path:
+            errors += each(rule, f"{path}.subPath", sub_path, local_path_problems(sub_path))
+        expression = text(mount.get("subPathExpr"))
+        if expression:
+            if sub_path:
+                detail = "subPathExpr and subPath are mutually exclusive"
+                errors.append(invalid(rule, f"{at}.subPathExpr", expression, detail))
+            errors += each(rule, f"{path}.subPathExpr", expression, local_path_problems(expression))
+        propagation = mount.get("mountPropagation")
+        if isinstance(propagation, str):
+            at_propagation = f"{path}.mountPropagation"
+            if propagation not in _PROPAGATIONS:
+                errors.append(not_supported(rule, at_propagation, propagation, _PROPAGATIONS))
+            privileged = as_dict(container.get("securityContext")).get("privileged") is True
+            if propagation == "Bidirectional" and not privileged:
+                detail = (
+                    "Bidirectional mount propagation is available only to privileged containers"
+                )
+                errors.append(forbidden(rule, at_propagation, detail))
+        errors += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
+    return errors
+
+
+def _recursive_read_only(mount: dict[str, Any], path: str) -> list[FieldError]:
+    """validateMountRecursiveReadOnly."""
+    mode = mount.get("recursiveReadOnly")
+    if not isinstance(mode, str) or mode == "Disabled":
+        return []
+    if mode not in _RRO_MODES:
+        return [not_supported("POD-016", path, mode, _RRO_MODES)]
+    errors: list[FieldError] = []
+    if mount.get("readOnly") is not True:
+        errors.append(forbidden("POD-016", path, "may only be specified when readOnly is true"))
+    propagation = mount.get("mountPropagation")
+    if isinstance(propagation, str) and propagation != "None":
+        detail = "may only be specified when mountPropagation is None or not specified"
+        errors.append(forbidden("POD-016", path, detail))
+    return errors
+
+
+def check_volume_devices(
+    container: dict[str, Any], volume_kinds: dict[str, str], path: str
+) -> list[FieldError]:
+    """ValidateVolumeDevices."""
+    rule = "POD-016"
+    errors: list[FieldError] = []
+    mounts = [as_dict(m) for m in as_list(container.get("volumeMounts"))]
+    mount_names = {m.get("name") for m in mounts}
+    mount_paths = {m.get("mountPath") for m in mounts}
+    names: set[str] = set()
+    paths: set[str] = set()
+    for index, device in enumerate(as_list(container.get("volumeDevices"))):
+        if not isinstance(device, dict):
+            continue
+        at = f"{path}[{index}]"
+        name, device_path = text(device.get("name")), text(device.get("devicePath"))
+        if name is None or device_path is None:
+            continue
+        kind = volume_kinds.get(name)
+        if name == "":
+            errors.append(required(rule, f"{at}.name"))
+        if name in names:
+            errors.append(invalid(rule, f"{at}.name", name, "must be unique"))
+        if kind is not None and kind not in BLOCK_KINDS:
+            detail = (
+                "can only use volume source type of PersistentVolumeClaim or Ephemeral for "
+                "block mode"
+            )
+            errors.append(invalid(rule, f"{at}.name", name, detail))
+        if kind is None:
+            errors.append(not_found(rule, f"{at}.name", name))
+        if device_path == "":
+            errors.append(required(rule, f"{at}.devicePath"))
+        if device_path in paths:
+            errors.append(invalid(rule, f"{at}.devicePath", device_path, "must be unique"))
+        if device_path and ".." in device_path.split("/"):
+            detail = "can not contain backsteps ('..')"
+            errors.append(invalid(rule, f"{at}.devicePath", device_path, detail))
+        else:
+            paths.add(device_path)
+        if name in mount_names:
+            detail = "must not already exist in volumeMounts"
+            errors.append(invalid(rule, f"{at}.name", name, detail))
+        if device_path in mount_paths:
+            detail = "must not already exist as a path in volumeMounts"
+            errors.append(invalid(rule, f"{at}.devicePath", device_path, detail))
+        if name:
+            names.add(name)
+    return errors
+
+
+# --- container misc (POD-017) --------------------------------------------------------------------
+
+
+def check_termination_message_policy(policy: Any, path: str) -> list[FieldError]:
+    """validateContainerCommon: terminationMessagePolicy (defaulted to File)."""
+    value = text(policy) if policy is not None else "File"
+    if value is None or value in TERMINATION_MESSAGE_POLICIES:
+        return []
+    if value == "":
+        return [required("POD-017", path)]
+    return [not_supported("POD-017", path, value, TERMINATION_MESSAGE_POLICIES)]
+
+
+def check_host_network_ports(
+    containers: list[Any], path: str, host_network: bool
+) -> list[FieldError]:
+    """validatePodHostNetworkDeps: with hostNetwork, a hostPort is the containerPort."""
+    if not host_network:
+        return []
+    errors: list[FieldError] = []
+    for index, container in enumerate(containers):
+        for port_index, port in enumerate(as_list(as_dict(container).get("ports"))):
+            port = as_dict(port)
+            host_port = integer(port.get("hostPort"))
+            if host_port and host_port != integer(port.get("containerPort")):
+                at = f"{path}[{index}].ports[{port_index}].hostPort"
+                detail = "must match `containerPort` when `hostNetwork` is true"
+                errors.append(invalid("POD-017", at, host_port, detail))
+    return errors
+
+
+def check_ephemeral_containers(value: Any, path: str) -> list[FieldError]:
+    """ValidatePodTemplateSpec: no ephemeral containers in a template."""
+    if not as_list(value):
+        return []
+    return [forbidden("POD-017", path, "ephemeral containers not allowed in pod template")]

@@ -1,0 +1,302 @@
+"""POD-018 (security contexts) and POD-019 (the pod's OS): upstream's
+validatePodSpecSecurityContext, ValidateSecurityContext, validateHostUsers, validateOS,
+validateLinux and validateWindows, each `(value, path, options) -> list[FieldError]`.
+
+Not covered: windowsOptions' own grammar (gMSA credential specs, runAsUserName), the
+hostProcess rules, and `privileged` "disallowed by cluster policy" (an API server flag).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jobguard.validators.errors import (
+    ErrorType,
+    FieldError,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
+from jobguard.validators.rules.pod_common import (
+    RANGE_INT32,
+    PodOptions,
+    as_dict,
+    as_list,
+    duplicate,
+    each,
+    local_path_problems,
+    opt_int,
+    text,
+)
+
+_MAX_ID = 2147483647
+_PROFILE_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
+_SYSCTL = re.compile(r"([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?")
+_SYSCTL_MSG = (
+    "must have at most 253 characters and match regex "
+    r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"
+)
+_HOST_USERS_FALSE = "when `hostUsers` is false"
+
+
+def _id(value: Any, path: str) -> list[FieldError]:
+    """IsValidUserID / IsValidGroupID."""
+    number = opt_int(value)
+    if number is None or 0 <= number <= _MAX_ID:
+        return []
+    return [invalid("POD-018", path, number, RANGE_INT32)]
+
+
+def check_seccomp_profile(profile: Any, path: str) -> list[FieldError]:
+    """validateSeccompProfileField."""
+    if not isinstance(profile, dict):
+        return []
+    rule = "POD-018"
+    errors: list[FieldError] = []
+    kind = text(profile.get("type"))
+    if kind == "":
+        errors.append(required(rule, f"{path}.type", "type is required when seccompProfile is set"))
+    elif kind is not None and kind not in _PROFILE_TYPES:
+        errors.append(not_supported(rule, f"{path}.type", kind, _PROFILE_TYPES))
+    local = profile.get("localhostProfile")
+    if kind == "Localhost":
+        if not isinstance(local, str):
+            detail = "must be set when seccomp type is Localhost"
+            errors.append(required(rule, f"{path}.localhostProfile", detail))
+        else:
+            errors += each(rule, f"{path}.localhostProfile", local, local_path_problems(local))
+    elif local is not None:
+        detail = "can only be set when seccomp type is Localhost"
+        errors.append(invalid(rule, f"{path}.localhostProfile", profile, detail))
+    return errors
+
+
+def check_apparmor_profile(profile: Any, path: str) -> list[FieldError]:
+    """ValidateAppArmorProfileField."""
+    if not isinstance(profile, dict):
+        return []
+    rule = "POD-018"
+    errors: list[FieldError] = []
+    kind = text(profile.get("type"))
+    local = profile.get("localhostProfile")
+    at = f"{path}.localhostProfile"
+    if kind == "Localhost":
+        detail = "must be set when AppArmor type is Localhost"
+        if not isinstance(local, str):
+            errors.append(required(rule, at, detail))
+        else:
+            if local.strip() != local:
+                errors.append(invalid(rule, at, local, "must not be padded with whitespace"))
+            elif local == "":
+                errors.append(required(rule, at, detail))
+            if len(local.encode()) > 4095:
+                errors.append(
+                    FieldError(rule, at, ErrorType.TOO_LONG, "may not be more than 4095 bytes")
+                )
+    elif kind in ("RuntimeDefault", "Unconfined"):
+        if local is not None:
+            detail = "can only be set when AppArmor type is Localhost"
+            errors.append(invalid(rule, at, local, detail))
+    elif kind == "":
+        detail = "type is required when appArmorProfile is set"
+        errors.append(required(rule, f"{path}.type", detail))
+    elif kind is not None:
+        errors.append(not_supported(rule, f"{path}.type", kind, _PROFILE_TYPES))
+    return errors
+
+
+def _sysctl_namespace(name: str) -> str:
+    """utilsysctl.GetNamespace (after NormalizeName): "net", "ipc" or ""."""
+    if "/" in name and ("." not in name or name.index("/") < name.index(".")):
+        name = name.translate(str.maketrans("/.", "./"))
+    if name.startswith("net."):
+        return "net"
+    if name.startswith(("kernel.shm", "kernel.msg", "fs.mqueue.")) or name == "kernel.sem":
+        return "ipc"
+    return ""
+
+
+def check_pod_security_context(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validatePodSpecSecurityContext (`path` is the pod spec's)."""
+    # Defaulted to {} (and upstream keeps hostPID, hostIPC and hostNetwork in it).
+    context = as_dict(spec.get("securityContext"))
+    rule = "POD-018"
+    at = f"{path}.securityContext"
+    errors = _id(context.get("fsGroup"), f"{at}.fsGroup")
+    errors += _id(context.get("runAsUser"), f"{at}.runAsUser")
+    errors += _id(context.get("runAsGroup"), f"{at}.runAsGroup")
+    for index, group in enumerate(as_list(context.get("supplementalGroups"))):
+        errors += _id(group, f"{at}.supplementalGroups[{index}]")
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
+        errors.append(invalid(rule, f"{at}.shareProcessNamespace", True, detail))
+    names: set[str] = set()
+    for index, sysctl in enumerate(as_list(context.get("sysctls"))):
+        name = text(as_dict(sysctl).get("name"))
+        if name is None:
+            continue
+        name_path = f"{at}.sysctls[{index}].name"
+        if name == "":
+            errors.append(required(rule, name_path))
+        elif len(name) > 253 or _SYSCTL.fullmatch(name) is None:
+            errors.append(invalid(rule, name_path, name, _SYSCTL_MSG))
+        elif name in names:
+            errors.append(duplicate(rule, name_path, name))
+        namespace = _sysctl_namespace(name)
+        if namespace == "net" and spec.get("hostNetwork") is True:
+            detail = "may not be specified when 'hostNetwork' is true"
+            errors.append(invalid(rule, name_path, name, detail))
+        elif namespace == "ipc" and spec.get("hostIPC") is True:
+            detail = "may not be specified when 'hostIPC' is true"
+            errors.append(invalid(rule, name_path, name, detail))
+        names.add(name)
+    errors += _enum(context, "fsGroupChangePolicy", ["Always", "OnRootMismatch"], at)
+    errors += check_seccomp_profile(context.get("seccompProfile"), f"{at}.seccompProfile")
+    errors += check_apparmor_profile(context.get("appArmorProfile"), f"{at}.appArmorProfile")
+    errors += _enum(context, "supplementalGroupsPolicy", ["Merge", "Strict"], at)
+    # SELinuxMount is off in every supported version: only Recursive is accepted.
+    errors += _enum(context, "seLinuxChangePolicy", ["Recursive"], at)
+    return errors
+
+
+def _enum(context: dict[str, Any], name: str, supported: list[str], path: str) -> list[FieldError]:
+    value = context.get(name)
+    if isinstance(value, str) and value not in supported:
+        return [not_supported("POD-018", f"{path}.{name}", value, supported)]
+    return []
+
+
+def check_container_security_context(context: Any, path: str, host_users: bool) -> list[FieldError]:
+    """ValidateSecurityContext (privileged is allowed: the API server's default)."""
+    if not isinstance(context, dict):
+        return []
+    rule = "POD-018"
+    errors = _id(context.get("runAsUser"), f"{path}.runAsUser")
+    errors += _id(context.get("runAsGroup"), f"{path}.runAsGroup")
+    proc_mount = context.get("procMount")
+    if isinstance(proc_mount, str):
+        if proc_mount not in ("Default", "Unmasked"):
+            supported = ["Default", "Unmasked"]
+            errors.append(not_supported(rule, f"{path}.procMount", proc_mount, supported))
+        if host_users and proc_mount == "Unmasked":
+            detail = "`hostUsers` must be false to use `Unmasked`"
+            errors.append(invalid(rule, f"{path}.procMount", proc_mount, detail))
+    errors += check_seccomp_profile(context.get("seccompProfile"), f"{path}.seccompProfile")
+    if context.get("allowPrivilegeEscalation") is False:
+        if context.get("privileged") is True:
+            detail = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
+            errors.append(invalid(rule, path, context, detail))
+        for capability in as_list(as_dict(context.get("capabilities")).get("add")):
+            if capability == "CAP_SYS_ADMIN":
+                detail = (
+                    "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
+                    "CAP_SYS_ADMIN"
+                )
+                errors.append(invalid(rule, path, context, detail))
+    errors += check_apparmor_profile(context.get("appArmorProfile"), f"{path}.appArmorProfile")
+    return errors
+
+
+def check_host_users(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+    """validateHostUsers: a pod in a user namespace shares no host namespace, has no devices."""
+    if spec.get("hostUsers") is not False:
+        return []
+    rule = "POD-018"
+    errors: list[FieldError] = []
+    # Upstream names the internal fields: hostNetwork, then HostPID and HostIPC capitalised.
+    for field_name, shown in (
+        ("hostNetwork", "hostNetwork"),
+        ("hostPID", "HostPID"),
+        ("hostIPC", "HostIPC"),
+    ):
+        if spec.get(field_name) is True:
+            errors.append(forbidden(rule, f"{path}.{shown}", _HOST_USERS_FALSE))
+    for kind in ("initContainers", "containers"):
+        for index, container in enumerate(as_list(spec.get(kind))):
+            if as_list(as_dict(container).get("volumeDevices")):
+                at = f"{path}.{kind}[{index}].volumeDevices"
+                errors.append(forbidden(rule, at, _HOST_USERS_FALSE))
+    return errors
+
+
+_WINDOWS_POD_FIELDS = (
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "fsGroup",
+    "fsGroupChangePolicy",
+    "sysctls",
+    "runAsUser",
+    "runAsGroup",
+    "supplementalGroups",
+    "supplementalGroupsPolicy",
+    "seLinuxChangePolicy",
+)
+_WINDOWS_CONTAINER_FIELDS = (
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "capabilities",
+    "readOnlyRootFilesystem",
+    "privileged",
+    "allowPrivilegeEscalation",
+    "procMount",
+    "runAsUser",
+    "runAsGroup",
+)
+
+
+def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
+    """VisitContainersWithPath: init containers, containers, ephemeral containers."""
+    out = []
+    for kind in ("initContainers", "containers", "ephemeralContainers"):
+        for index, container in enumerate(as_list(spec.get(kind))):
+            if isinstance(container, dict):
+                out.append((container, f"{path}.{kind}[{index}]"))
+    return out
+
+
+def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+    """validateOS, then validateLinux or validateWindows (POD-019)."""
+    os_field = spec.get("os")
+    if not isinstance(os_field, dict):
+        return []
+    rule = "POD-019"
+    name = text(os_field.get("name"))
+    if name is None:
+        return []
+    if name == "":
+        return [required(rule, f"{path}.os.name")]
+    if name not in ("linux", "windows"):
+        return [not_supported(rule, f"{path}.os", name, ["linux", "windows"])]
+    errors: list[FieldError] = []
+    context = as_dict(spec.get("securityContext"))
+    if name == "linux":
+        detail = "windows options cannot be set for a linux pod"
+        if context.get("windowsOptions") is not None:
+            errors.append(forbidden(rule, f"{path}.securityContext.windowsOptions", detail))
+        for container, at in _containers_with_paths(spec, path):
+            if as_dict(container.get("securityContext")).get("windowsOptions") is not None:
+                errors.append(forbidden(rule, f"{at}.securityContext.windowsOptions", detail))
+        return errors
+    detail = "cannot be set for a windows pod"
+    for field_name in _WINDOWS_POD_FIELDS:
+        value = context.get(field_name)
+        if value is not None and value != []:
+            errors.append(forbidden(rule, f"{path}.securityContext.{field_name}", detail))
+    for field_name in ("hostUsers", "hostPID", "hostIPC", "shareProcessNamespace"):
+        value = spec.get(field_name)
+        if value is True or (
+            field_name in ("hostUsers", "shareProcessNamespace") and value is not None
+        ):
+            errors.append(forbidden(rule, f"{path}.{field_name}", detail))
+    for container, at in _containers_with_paths(spec, path):
+        container_context = as_dict(container.get("securityContext"))
+        for field_name in _WINDOWS_CONTAINER_FIELDS:
+            if container_context.get(field_name) is not None:
+                errors.append(forbidden(rule, f"{at}.securityContext.{field_name}", detail))
+    return errors

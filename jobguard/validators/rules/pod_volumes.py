@@ -1,0 +1,380 @@
+"""POD-015: volume sources (upstream validateVolumeSource and the validate*VolumeSource it
+calls), `(value, path, options) -> list[FieldError]`.
+
+Judged after v1 defaulting: a volume without a source is an emptyDir, modes default to 0644 and
+a projected token's expirationSeconds to 3600. The legacy in-tree sources (iscsi, rbd, cinder,
+azureDisk, ...) count as a source but their own fields are not judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobguard.validators.errors import (
+    ErrorType,
+    FieldError,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
+from jobguard.validators.names import name_is_dns_subdomain
+from jobguard.validators.quantity import QuantityError, quantity_of
+from jobguard.validators.rules.pod_common import (
+    POSITIVE,
+    PodOptions,
+    as_dict,
+    as_list,
+    check_label_selector,
+    each,
+    file_mode_error,
+    local_path_problems,
+    opt_int,
+    subdomain_problems,
+    text,
+)
+from jobguard.validators.rules.pod_containers import (
+    VOLUME_FIELD_PATHS,
+    check_object_field_selector,
+    check_resource_field_selector,
+)
+
+# validateVolumeSource's order, and the child name each source is reported under.
+SOURCES = (
+    ("emptyDir", "emptyDir"),
+    ("hostPath", "hostPath"),
+    ("gitRepo", "gitRepo"),
+    ("gcePersistentDisk", "persistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore"),
+    ("secret", "secret"),
+    ("nfs", "nfs"),
+    ("iscsi", "iscsi"),
+    ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"),
+    ("persistentVolumeClaim", "persistentVolumeClaim"),
+    ("rbd", "rbd"),
+    ("cinder", "cinder"),
+    ("cephfs", "cephFS"),
+    ("quobyte", "quobyte"),
+    ("downwardAPI", "downwarAPI"),
+    ("fc", "fc"),
+    ("flexVolume", "flexVolume"),
+    ("configMap", "configMap"),
+    ("azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume"),
+    ("photonPersistentDisk", "photonPersistentDisk"),
+    ("portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk"),
+    ("storageos", "storageos"),
+    ("scaleIO", "scaleIO"),
+    ("projected", "projected"),
+    ("csi", "csi"),
+    ("ephemeral", "ephemeral"),
+    ("image", "image"),
+)
+HOST_PATH_TYPES = [
+    "",
+    "BlockDevice",
+    "CharDevice",
+    "Directory",
+    "DirectoryOrCreate",
+    "File",
+    "FileOrCreate",
+    "Socket",
+]
+ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
+_MORE_THAN_ONE = "may not specify more than 1 volume type"
+
+
+_ORDER = {key: index for index, (key, _) in enumerate(SOURCES)}
+_CHILD = dict(SOURCES)
+
+
+def _sources(volume: dict[str, Any], options: PodOptions) -> list[str]:
+    """The source keys the volume sets, in validateVolumeSource's order (usually one: a scan of
+    the volume's own few keys, not of the thirty sources)."""
+    found = [
+        key
+        for key, value in volume.items()
+        if value is not None and key in _ORDER and (key != "image" or options.image_volume)
+    ]
+    if len(found) > 1:
+        found.sort(key=_ORDER.__getitem__)
+    return found
+
+
+def volume_kind(volume: dict[str, Any], options: PodOptions) -> str:
+    """The volume's source, as defaulted (no source: emptyDir)."""
+    found = _sources(volume, options)
+    return found[0] if found else "emptyDir"
+
+
+def _non_reserved_path(value: str, path: str) -> list[FieldError]:
+    """ValidateLocalNonReservedPath."""
+    errors = list(each("POD-015", path, value, local_path_problems(value)))
+    if value.startswith("..") and not value.startswith("../"):
+        errors.append(invalid("POD-015", path, value, "must not start with '..'"))
+    return errors
+
+
+def _key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
+    """validateKeyToPath."""
+    errors: list[FieldError] = []
+    if not text(item.get("key")):
+        errors.append(required("POD-015", f"{path}.key"))
+    item_path = text(item.get("path"))
+    if item_path is None:
+        return errors
+    if not item_path:
+        errors.append(required("POD-015", f"{path}.path"))
+    errors += _non_reserved_path(item_path, f"{path}.path")
+    return errors + file_mode_error("POD-015", f"{path}.mode", item.get("mode"))
+
+
+def _downward_file(item: dict[str, Any], path: str) -> list[FieldError]:
+    """validateDownwardAPIVolumeFile (`path` is the source's: items are not indexed)."""
+    errors: list[FieldError] = []
+    file_path = text(item.get("path"))
+    if file_path is not None:
+        if not file_path:
+            errors.append(required("POD-015", f"{path}.path"))
+        errors += _non_reserved_path(file_path, f"{path}.path")
+    if isinstance(item.get("fieldRef"), dict):
+        errors += check_object_field_selector(
+            "POD-015", item["fieldRef"], VOLUME_FIELD_PATHS, f"{path}.fieldRef"
+        )
+        if item.get("resourceFieldRef") is not None:
+            detail = "fieldRef and resourceFieldRef can not be specified simultaneously"
+            errors.append(invalid("POD-015", path, "resource", detail))
+    elif isinstance(item.get("resourceFieldRef"), dict):
+        errors += check_resource_field_selector(
+            "POD-015", item["resourceFieldRef"], f"{path}.resourceFieldRef", True
+        )
+    else:
+        errors.append(required("POD-015", path, "one of fieldRef and resourceFieldRef is required"))
+    return errors + file_mode_error("POD-015", f"{path}.mode", item.get("mode"))
+
+
+def _named_source(source: dict[str, Any], name_field: str, path: str) -> list[FieldError]:
+    """validateSecretVolumeSource / validateConfigMapVolumeSource."""
+    errors: list[FieldError] = []
+    if not text(source.get(name_field)):
+        errors.append(required("POD-015", f"{path}.{name_field}"))
+    errors += file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
+    for index, item in enumerate(as_list(source.get("items"))):
+        errors += _key_to_path(as_dict(item), f"{path}.items[{index}]")
+    return errors
+
+
+def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateProjectedVolumeSource and validateProjectionSources."""
+    errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
+    paths: set[str] = set()
+    for index, projection in enumerate(as_list(source.get("sources"))):
+        projection = as_dict(projection)
+        at = f"{path}.sources[{index}]"
+        count = 0
+        for kind in ("secret", "configMap"):
+            ref = projection.get(kind)
+            if not isinstance(ref, dict):
+                continue
+            count += 1
+            name = text(ref.get("name")) or ""
+            if not name:
+                errors.append(required("POD-015", f"{at}.{kind}.name"))
+            for item_index, item in enumerate(as_list(ref.get("items"))):
+                item = as_dict(item)
+                errors += _key_to_path(item, f"{at}.{kind}.items[{item_index}]")
+                item_path = text(item.get("path"))
+                if item_path:
+                    if item_path in paths:
+                        errors.append(invalid("POD-015", path, name, "conflicting duplicate paths"))
+                    paths.add(item_path)
+        downward = projection.get("downwardAPI")
+        if isinstance(downward, dict):
+            count += 1
+            for item in as_list(downward.get("items")):
+                item = as_dict(item)
+                errors += _downward_file(item, f"{at}.downwardAPI")
+                item_path = text(item.get("path"))
+                if item_path:
+                    if item_path in paths:
+                        errors.append(
+                            invalid("POD-015", path, item_path, "conflicting duplicate paths")
+                        )
+                    paths.add(item_path)
+        token = projection.get("serviceAccountToken")
+        if isinstance(token, dict):
+            count += 1
+            seconds = opt_int(token.get("expirationSeconds"))
+            seconds = 3600 if seconds is None or token.get("expirationSeconds") is None else seconds
+            at_seconds = f"{at}.serviceAccountToken.expirationSeconds"
+            if seconds < 600:
+                detail = "may not specify a duration less than 10 minutes"
+                errors.append(invalid("POD-015", at_seconds, seconds, detail))
+            if seconds > 1 << 32:
+                detail = "may not specify a duration larger than 2^32 seconds"
+                errors.append(invalid("POD-015", at_seconds, seconds, detail))
+            token_path = text(token.get("path"))
+            if token_path == "":
+                errors.append(required("POD-015", f"{path}.path"))
+            elif token_path is not None:
+                errors += _non_reserved_path(token_path, f"{path}.path")
+        if count > 1:
+            detail = "may not specify more than 1 volume type per source"
+            errors.append(forbidden("POD-015", at, detail))
+    return errors
+
+
+def _claim_template(template: dict[str, Any], path: str) -> list[FieldError]:
+    """ValidatePersistentVolumeClaimTemplate: the claim spec's essentials (access modes, the
+    storage request, volumeMode, selector)."""
+    spec = as_dict(template.get("spec"))
+    at = f"{path}.spec"
+    errors: list[FieldError] = []
+    modes = as_list(spec.get("accessModes"))
+    if not modes:
+        detail = "at least 1 access mode is required"
+        errors.append(required("POD-015", f"{at}.accessModes", detail))
+    errors += check_label_selector("POD-015", spec.get("selector"), f"{at}.selector")
+    for mode in modes:
+        if isinstance(mode, str) and mode not in ACCESS_MODES:
+            errors.append(not_supported("POD-015", f"{at}.accessModes", mode, ACCESS_MODES))
+    if "ReadWriteOncePod" in modes and len(modes) > 1:
+        detail = "may not use ReadWriteOncePod with other access modes"
+        errors.append(forbidden("POD-015", f"{at}.accessModes", detail))
+    storage = as_dict(as_dict(spec.get("resources")).get("requests")).get("storage")
+    storage_path = f"{at}.resources[storage]"
+    if storage is None:
+        errors.append(required("POD-015", storage_path))
+    elif isinstance(storage, str | int | float) and not isinstance(storage, bool):
+        try:
+            quantity = quantity_of(storage)
+        except QuantityError:
+            quantity = None
+        if quantity is not None and quantity.value <= 0:
+            errors.append(invalid("POD-015", storage_path, str(quantity), POSITIVE))
+    mode = spec.get("volumeMode")
+    if isinstance(mode, str) and mode not in ("Block", "Filesystem"):
+        errors.append(not_supported("POD-015", f"{at}.volumeMode", mode, ["Block", "Filesystem"]))
+    return errors
+
+
+def _one_source(
+    key: str, source: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    if key == "emptyDir":
+        limit = source.get("sizeLimit")
+        if isinstance(limit, str | int | float) and not isinstance(limit, bool):
+            try:
+                negative = quantity_of(limit).value < 0
+            except QuantityError:
+                negative = False
+            if negative:
+                detail = "SizeLimit field must be a valid resource quantity"
+                return [forbidden("POD-015", f"{path}.sizeLimit", detail)]
+        return []
+    if key == "hostPath":
+        host_path = text(source.get("path"))
+        if host_path == "":
+            return [required("POD-015", f"{path}.path")]
+        errors: list[FieldError] = []
+        if host_path and ".." in host_path.split("/"):
+            errors.append(invalid("POD-015", f"{path}.path", host_path, "must not contain '..'"))
+        kind = source.get("type")
+        if isinstance(kind, str) and kind not in HOST_PATH_TYPES:
+            errors.append(not_supported("POD-015", f"{path}.type", kind, HOST_PATH_TYPES))
+        return errors
+    if key == "gitRepo":
+        errors = (
+            [] if text(source.get("repository")) else [required("POD-015", f"{path}.repository")]
+        )
+        directory = text(source.get("directory")) or ""
+        return errors + list(
+            each("POD-015", f"{path}.directory", directory, local_path_problems(directory))
+        )
+    if key == "secret":
+        return _named_source(source, "secretName", path)
+    if key == "configMap":
+        return _named_source(source, "name", path)
+    if key == "nfs":
+        errors = [] if text(source.get("server")) else [required("POD-015", f"{path}.server")]
+        nfs_path = text(source.get("path")) or ""
+        if not nfs_path:
+            errors.append(required("POD-015", f"{path}.path"))
+        if not nfs_path.startswith("/"):
+            errors.append(invalid("POD-015", f"{path}.path", nfs_path, "must be an absolute path"))
+        return errors
+    if key == "persistentVolumeClaim":
+        return [] if text(source.get("claimName")) else [required("POD-015", f"{path}.claimName")]
+    if key == "downwardAPI":
+        errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
+        for item in as_list(source.get("items")):
+            errors += _downward_file(as_dict(item), path)
+        return errors
+    if key == "projected":
+        return _projected(source, path)
+    if key == "csi":
+        return _csi(source, path)
+    if key == "ephemeral":
+        template = source.get("volumeClaimTemplate")
+        if not isinstance(template, dict):
+            return [required("POD-015", f"{path}.volumeClaimTemplate")]
+        return _claim_template(template, f"{path}.volumeClaimTemplate")
+    if key == "image":
+        errors = []
+        if options.image_reference_required and not text(source.get("reference")):
+            errors.append(required("POD-015", f"{path}.reference"))
+        policy = source.get("pullPolicy")
+        if isinstance(policy, str) and policy and policy not in ("Always", "IfNotPresent", "Never"):
+            supported = ["Always", "IfNotPresent", "Never"]
+            errors.append(not_supported("POD-015", f"{path}.pullPolicy", policy, supported))
+        return errors
+    return []
+
+
+def _csi(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateCSIVolumeSource (ValidateCSIDriverName)."""
+    errors: list[FieldError] = []
+    driver = text(source.get("driver"))
+    if driver == "":
+        errors.append(required("POD-015", f"{path}.driver"))
+    elif driver is not None:
+        if len(driver) > 63:
+            detail = "may not be more than 63 bytes"
+            errors.append(FieldError("POD-015", f"{path}.driver", ErrorType.TOO_LONG, detail))
+        errors += each("POD-015", f"{path}.driver", driver, subdomain_problems(driver.lower()))
+    secret = source.get("nodePublishSecretRef")
+    if isinstance(secret, dict):
+        name = text(secret.get("name"))
+        if name == "":
+            errors.append(required("POD-015", f"{path}.nodePublishSecretRef.name"))
+        elif name is not None:
+            errors += each("POD-015", f"{path}.name", name, name_is_dns_subdomain(name, False))
+    return errors
+
+
+def check_volume_source(volume: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+    """validateVolumeSource for `spec.volumes[i]` (`path`)."""
+    return judge_volume(volume, path, options)[1]
+
+
+def judge_volume(
+    volume: dict[str, Any], path: str, options: PodOptions
+) -> tuple[str, list[FieldError]]:
+    """The volume's source as defaulted, and validateVolumeSource's errors."""
+    found = _sources(volume, options)
+    if not found:
+        return "emptyDir", []
+    key = found[0]
+    source = volume[key]
+    errors: list[FieldError] = []
+    if isinstance(source, dict) and (source or key not in _EMPTY_OK):
+        errors += _one_source(key, source, f"{path}.{_CHILD[key]}", options)
+    for other in found[1:]:
+        errors.append(forbidden("POD-015", f"{path}.{_CHILD[other]}", _MORE_THAN_ONE))
+    return key, errors
+
+
+_EMPTY_OK = frozenset(("emptyDir", "downwardAPI", "projected"))
+"""Sources that are valid when empty ({})."""
