@@ -54,7 +54,7 @@ def test_distinct_megabyte_label_keys_are_judged_but_not_kept() -> None:
         key = f"{i:04d}" + "k" * MiB
         assert qualified_name_problem(key) == "name part must be no more than 63 characters"
         assert label_value_problem("v" * MiB) == "must be no more than 63 characters"
-        errors = check_labels_and_annotations({"annotations": {key: "x"}}, "metadata")
+        errors = check_labels_and_annotations({"annotations": {key: "x"}}, None, "metadata", None)
         assert [(e.rule, e.path, e.type.reason) for e in errors] == [
             ("IM-008", "metadata.annotations", "FieldValueInvalid"),  # the key
             ("IM-008", "metadata.annotations", "FieldValueTooLong"),  # over 256 KiB in all

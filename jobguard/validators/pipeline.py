@@ -329,7 +329,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         errors = check_object_meta(new.metadata, None, "metadata", NameOptions(ctx.namespace))
     else:
         errors = []
-    errors += check_labels_and_annotations(new_json.metadata, "metadata")
+    errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
     errors += check_generated_selector(new_json, None, "spec", opts)
     errors += job_spec
     errors += check_indexed_hostname(new, None, "metadata", None)
@@ -383,7 +383,9 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     create = ctx.operation is Operation.CREATE
     if create:
         errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
-        errors += check_labels_and_annotations(_dict(ctx.new_raw.get("metadata")), "metadata")
+        errors += check_labels_and_annotations(
+            _dict(ctx.new_raw.get("metadata")), None, "metadata", None
+        )
     else:
         errors = check_metadata_update(
             _dict(ctx.new_raw.get("metadata")),

@@ -94,7 +94,9 @@ def _label_value_problem(value: str) -> str | None:
 _cached_label_value_problem = lru_cache(maxsize=4096)(_label_value_problem)
 
 
-def check_labels_and_annotations(metadata: Mapping[str, Any], path: str) -> list[FieldError]:
+def check_labels_and_annotations(
+    metadata: Mapping[str, Any], old: None, path: str, opts: None
+) -> list[FieldError]:
     """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it), on the
     metadata as sent."""
     errors: list[FieldError] = []
@@ -162,4 +164,4 @@ def check_metadata_update(
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
             change = FieldChange(f"{path}.{key}", old.get(key, ABSENT), new.get(key, ABSENT))
             errors.append(immutable("IM-008", f"{path}.{key}", new_value, (change,)))
-    return errors + check_labels_and_annotations(new, path) if opts.syntax else errors
+    return errors + check_labels_and_annotations(new, None, path, None) if opts.syntax else errors

@@ -516,7 +516,7 @@ def check_pod_template(
     values the stored template already had).
     """
     template = _dict(template)
-    errors = check_labels_and_annotations(_dict(template.get("metadata")), path)
+    errors = check_labels_and_annotations(_dict(template.get("metadata")), None, path, None)
     spec = _dict(template.get("spec"))
     options = pod_options(version)
     at = f"{path}.spec"
