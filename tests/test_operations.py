@@ -128,8 +128,14 @@ def test_metrics_for_reloads_and_certificate_expiry(tmp_path: Path) -> None:
 
 def test_requests_in_flight() -> None:
     """The gauge counts a request from its arrival until it is answered."""
+
+    def in_flight(registry: Any) -> float:
+        value = registry.get_sample_value("jobguard_requests_in_flight", {"endpoint": "validate"})
+        assert value is not None
+        return float(value)
+
     app = create_app(parse_config("{}"))
-    gauge = app.metrics.requests_in_flight
+    registry = app.metrics.registry
     body = orjson.dumps(review(job()))
     seen: list[float] = []
 
@@ -156,10 +162,10 @@ def test_requests_in_flight() -> None:
         }
         task = asyncio.create_task(app(scope, receive, send))
         await arrived.wait()
-        seen.append(gauge.labels("validate")._value.get())
+        seen.append(in_flight(registry))
         release.set()
         await task
-        seen.append(gauge.labels("validate")._value.get())
+        seen.append(in_flight(registry))
         assert sent[0]["status"] == 200
 
     asyncio.run(scenario())

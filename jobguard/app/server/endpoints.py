@@ -117,8 +117,8 @@ class WebhookApp:
         # Content-Length; as its chunks arrive without one) until it is answered.
         hold = _Hold(endpoint)
         memory = self.memory
-        in_flight = self.metrics.in_flight[endpoint]
-        in_flight.inc()
+        in_flight = self.metrics.in_flight
+        in_flight[endpoint] += 1
         try:
             if declared is not None and not memory.try_acquire(hold, declared):
                 waited = min(BUDGET_WAIT, budget / 2)
@@ -128,7 +128,7 @@ class WebhookApp:
             await self._serve(send, receive, endpoint, budget, hold, declared is None, started)
         finally:
             memory.release(hold)
-            in_flight.dec()
+            in_flight[endpoint] -= 1
 
     async def _serve(
         self,

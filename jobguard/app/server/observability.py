@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -219,11 +220,13 @@ class Metrics:
             ["endpoint"],
             registry=self.registry,
         )
-        # Children bound once: the request path only increments and decrements.
-        self.in_flight = {
-            f"/{endpoint}": self.requests_in_flight.labels(endpoint)
-            for endpoint in ("validate", "mutate")
-        }
+        # Plain ints the request path counts up and down (it runs on the event loop only),
+        # read at scrape time: a Gauge's inc() and dec() take a lock on every request.
+        self.in_flight: dict[str, int] = {"/validate": 0, "/mutate": 0}
+        for endpoint in self.in_flight:
+            self.requests_in_flight.labels(endpoint.strip("/")).set_function(
+                functools.partial(self.in_flight.__getitem__, endpoint)
+            )
 
     def _seconds_left(self) -> float:
         return float("nan") if self._not_after is None else self._not_after - time.time()
