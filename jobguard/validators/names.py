@@ -172,3 +172,22 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
             + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
         )
     return tuple(problems)
+
+
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+@lru_cache(maxsize=2048)
+def label_value_problems(value: str) -> tuple[str, ...]:
+    """IsValidLabelValue."""
+    problems: list[str] = []
+    if len(value) > 63:
+        problems.append("must be no more than 63 characters")
+    if _LABEL_VALUE.fullmatch(value) is None:
+        problems.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+            "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
+            "or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        )
+    return tuple(problems)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, invalid, required
+from jobguard.validators.names import label_value_problems, qualified_name_problems
 
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -41,20 +42,32 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     return True
 
 
-def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list[FieldError]:
-    """The structural errors of ValidateLabelSelector that make a selector unusable."""
+def validate_label_selector(rule: str, selector: Any, path: str) -> list[FieldError]:
+    """metav1 ValidateLabelSelector: matchLabels keys and values, each requirement's operator,
+    values (required for In/NotIn, forbidden for Exists/DoesNotExist), key and value syntax.
+    A selector that is not an object is the decoder's to judge."""
+    if not isinstance(selector, Mapping):
+        return []
     errors: list[FieldError] = []
-    for i, requirement in enumerate(selector.get("matchExpressions") or []):
-        req_path = f"{path}.matchExpressions[{i}]"
+    match_labels = selector.get("matchLabels")
+    for key, value in (match_labels if isinstance(match_labels, Mapping) else {}).items():
+        errors += _each(rule, f"{path}.matchLabels", key, qualified_name_problems(key))
+        if isinstance(value, str):
+            errors += _each(rule, f"{path}.matchLabels", value, label_value_problems(value))
+    expressions = selector.get("matchExpressions")
+    for index, requirement in enumerate(expressions if isinstance(expressions, list) else []):
+        if not isinstance(requirement, Mapping):
+            continue
+        at = f"{path}.matchExpressions[{index}]"
         operator = requirement.get("operator")
-        values = requirement.get("values") or []
+        operator = "" if operator is None else operator
+        values = requirement.get("values")
+        values = values if isinstance(values, list) else []
         if operator in ("In", "NotIn"):
             if not values:
                 errors.append(
                     required(
-                        rule,
-                        f"{req_path}.values",
-                        "must be specified when `operator` is 'In' or 'NotIn'",
+                        rule, f"{at}.values", "must be specified when `operator` is 'In' or 'NotIn'"
                     )
                 )
         elif operator in ("Exists", "DoesNotExist"):
@@ -62,15 +75,41 @@ def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list
                 errors.append(
                     FieldError(
                         rule,
-                        f"{req_path}.values",
+                        f"{at}.values",
                         ErrorType.FORBIDDEN,
                         "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
                     )
                 )
-        else:
+        elif isinstance(operator, str):
             errors.append(
-                invalid(rule, f"{req_path}.operator", operator, "not a valid selector operator")
+                invalid(rule, f"{at}.operator", operator, "not a valid selector operator")
             )
-        if not requirement.get("key"):
-            errors.append(invalid(rule, f"{req_path}.key", "", "name part must be non-empty"))
+        key = requirement.get("key")
+        key = "" if key is None else key
+        if isinstance(key, str):
+            errors += _each(rule, f"{at}.key", key, qualified_name_problems(key))
+        for value_index, value in enumerate(values):
+            if isinstance(value, str):
+                errors += _each(
+                    rule, f"{at}.values[{value_index}]", value, label_value_problems(value)
+                )
     return errors
+
+
+def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list[FieldError]:
+    """The structural errors of ValidateLabelSelector that make a selector unusable: operators,
+    values, and an empty key (`validate_label_selector`'s, without the syntax of keys and
+    values)."""
+    errors: list[FieldError] = []
+    for error in validate_label_selector(rule, selector, path):
+        if error.path.endswith((".operator", ".values")) or (
+            error.path.endswith(".key")
+            and error.value == ""
+            and (not errors or errors[-1].path != error.path)  # one error for an empty key
+        ):
+            errors.append(error)
+    return errors
+
+
+def _each(rule: str, path: str, value: Any, problems: tuple[str, ...]) -> list[FieldError]:
+    return [invalid(rule, path, value, problem) for problem in problems]

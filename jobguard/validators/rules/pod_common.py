@@ -5,7 +5,6 @@ accessors that read a field as Go decodes it, and apimachinery's small validator
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -14,8 +13,10 @@ from jobguard.validators.errors import ErrorType, FieldError, invalid
 from jobguard.validators.names import (
     dns1123_label_problems,
     dns1123_subdomain_problems,
+    label_value_problems,
     qualified_name_problems,
 )
+from jobguard.validators.selectors import validate_label_selector
 from jobguard.validators.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
 
 
@@ -109,7 +110,6 @@ RANGE_INT32 = "must be between 0 and 2147483647, inclusive"
 NON_NEGATIVE = "must be greater than or equal to 0"
 POSITIVE = "must be greater than zero"
 FILE_MODE = "must be a number between 0 and 0777 (octal), both inclusive"
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 def duplicate(rule: str, path: str, value: Any) -> FieldError:
@@ -135,22 +135,6 @@ def subdomain_problems(value: str) -> tuple[str, ...]:
     return dns1123_subdomain_problems(value)
 
 
-@lru_cache(maxsize=2048)
-def label_value_problems(value: str) -> tuple[str, ...]:
-    """IsValidLabelValue."""
-    problems: list[str] = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
-    if _LABEL_VALUE.fullmatch(value) is None:
-        problems.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
-            "or 'my_value',  or '12345', regex used for validation is "
-            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-        )
-    return tuple(problems)
-
-
 def check_labels(rule: str, labels: Any, path: str) -> list[FieldError]:
     """ValidateLabels: keys qualified names, values label values (at the map's path)."""
     errors: list[FieldError] = []
@@ -162,49 +146,8 @@ def check_labels(rule: str, labels: Any, path: str) -> list[FieldError]:
 
 
 def check_label_selector(rule: str, selector: Any, path: str) -> list[FieldError]:
-    """metav1 ValidateLabelSelector (the options of pod validation on CREATE)."""
-    if not isinstance(selector, dict):
-        return []
-    errors = check_labels(rule, selector.get("matchLabels"), f"{path}.matchLabels")
-    for index, requirement in enumerate(as_list(selector.get("matchExpressions"))):
-        if not isinstance(requirement, dict):
-            continue
-        at = f"{path}.matchExpressions[{index}]"
-        operator = text(requirement.get("operator"))
-        values = as_list(requirement.get("values"))
-        if operator in ("In", "NotIn"):
-            if not values:
-                errors.append(
-                    FieldError(
-                        rule,
-                        f"{at}.values",
-                        ErrorType.REQUIRED,
-                        "must be specified when `operator` is 'In' or 'NotIn'",
-                    )
-                )
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                errors.append(
-                    FieldError(
-                        rule,
-                        f"{at}.values",
-                        ErrorType.FORBIDDEN,
-                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                    )
-                )
-        else:
-            errors.append(
-                invalid(rule, f"{at}.operator", operator, "not a valid selector operator")
-            )
-        key = text(requirement.get("key"))
-        if key is not None:
-            errors += each(rule, f"{at}.key", key, qualified_name_problems(key))
-        for value_index, value in enumerate(values):
-            if isinstance(value, str):
-                errors += each(
-                    rule, f"{at}.values[{value_index}]", value, label_value_problems(value)
-                )
-    return errors
+    """metav1 ValidateLabelSelector (`selectors.validate_label_selector`)."""
+    return validate_label_selector(rule, selector, path)
 
 
 def is_valid_ip(value: str) -> bool:

@@ -15,7 +15,11 @@ from jobguard.validators.errors import (
     not_supported,
     required,
 )
-from jobguard.validators.names import inclusive_range_error, qualified_name_problems
+from jobguard.validators.names import (
+    inclusive_range_error,
+    label_value_problems,
+    qualified_name_problems,
+)
 from jobguard.validators.rules.pod_common import (
     POSITIVE,
     PodOptions,
@@ -26,7 +30,6 @@ from jobguard.validators.rules.pod_common import (
     duplicate,
     each,
     label_problems,
-    label_value_problems,
     opt_int,
     subdomain_problems,
     text,
