@@ -26,11 +26,11 @@ typecheck: venv
 
 # The fast loop: everything but the tests that start real servers or build wheels (marker slow).
 unit: venv
-	$(BIN)/pytest -q -n 2 -m "not slow and not e2e"
+	$(BIN)/pytest -q -n 2 --dist worksteal -m "not slow and not e2e"
 
 # The whole suite (the e2e suite needs a real cluster: tests/e2e says how to run it).
 unit-all: venv
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --dist worksteal
 
 test: lint typecheck unit-all
 
