@@ -104,19 +104,26 @@ def empty_objects(count: int = 2_400_000) -> bytes:
     return orjson.dumps(review(obj))
 
 
-def pathological(port: int, pid: int, body: bytes) -> dict[str, float]:
+def send_small_reviews(
+    port: int, stop: threading.Event, waits: list[float], pause: float
+) -> None:
+    """Small reviews on one connection until `stop`, each answer's wait added to `waits`."""
     small = http_request("/validate", orjson.dumps(review(job())))
+    with connect(port) as sock:
+        while not stop.is_set():
+            started = time.perf_counter()
+            sock.sendall(small)
+            read_response(sock)
+            waits.append(time.perf_counter() - started)
+            time.sleep(pause)
+
+
+def pathological(port: int, pid: int, body: bytes) -> dict[str, float]:
     waits: list[float] = []
     stop = threading.Event()
 
     def small_reviews() -> None:
-        with connect(port) as sock:
-            while not stop.is_set():
-                started = time.perf_counter()
-                sock.sendall(small)
-                read_response(sock)
-                waits.append(time.perf_counter() - started)
-                time.sleep(0.005)
+        send_small_reviews(port, stop, waits, 0.005)
 
     before = rss_mib(pid, "VmHWM")
     others = threading.Thread(target=small_reviews)
@@ -189,19 +196,12 @@ def costly_job(size: int = 6_900 * 1024 * 1024 // 1000) -> bytes:
 def concurrent(port: int, pid: int, body: bytes, count: int = 20) -> dict[str, float]:
     """`count` copies of `body` sent at once (each on its own connection), and small reviews
     every 50 ms beside them: the peak RSS, the answers' statuses and the small ones' waits."""
-    small = http_request("/validate", orjson.dumps(review(job())))
     waits: list[float] = []
     statuses: list[int] = []
     stop = threading.Event()
 
     def small_reviews() -> None:
-        with connect(port) as sock:
-            while not stop.is_set():
-                started = time.perf_counter()
-                sock.sendall(small)
-                read_response(sock)
-                waits.append(time.perf_counter() - started)
-                time.sleep(0.05)
+        send_small_reviews(port, stop, waits, 0.05)
 
     def large() -> None:
         with connect(port) as sock:

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from tests.builders import create, detailed_causes, job, settings, update
+from tests.pod_cases import job as pod
+from tests.pod_cases import with_container as container
 
 C0 = "spec.template.spec.containers[0]"
 DNS_LABEL = (
@@ -18,25 +20,6 @@ DNS_LABEL = (
 QUANTITY_FORMAT = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
-
-
-def pod(**spec: Any) -> dict[str, Any]:
-    """A Job manifest whose pod spec is `spec` (one busybox container unless given)."""
-    pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "containers": [{"name": "main", "image": "busybox"}],
-    }
-    pod_spec.update(spec)
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "pi", "namespace": "default"},
-        "spec": {"template": {"spec": pod_spec}},
-    }
-
-
-def container(**fields: Any) -> dict[str, Any]:
-    return pod(containers=[{"name": "main", "image": "busybox", **fields}])
 
 
 def test_the_issue_examples_no_containers_and_no_image() -> None:
