@@ -104,9 +104,7 @@ def empty_objects(count: int = 2_400_000) -> bytes:
     return orjson.dumps(review(obj))
 
 
-def send_small_reviews(
-    port: int, stop: threading.Event, waits: list[float], pause: float
-) -> None:
+def send_small_reviews(port: int, stop: threading.Event, waits: list[float], pause: float) -> None:
     """Small reviews on one connection until `stop`, each answer's wait added to `waits`."""
     small = http_request("/validate", orjson.dumps(review(job())))
     with connect(port) as sock:
