@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEV_CERTS := certs/dev
 
-.PHONY: venv test lint typecheck unit unit-all docs run certs bench bench-http fuzz clean
+.PHONY: venv test lint typecheck unit unit-all realapi controlplane cluster cluster-down docs run certs \
+	bench bench-http bench-apiserver fuzz clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed; installing python3-venv"; \
@@ -24,15 +25,35 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-# The fast loop: everything but the tests that start real servers or build wheels (marker slow).
+# The fast loop: everything but the tests that start real servers or build wheels (marker slow)
+# and the real-control-plane suite.
 unit: venv
-	$(BIN)/pytest -q -n 2 --dist worksteal -m "not slow and not e2e"
+	$(BIN)/pytest -q -n 2 --dist worksteal -m "not slow and not controlplane"
 
-# The whole suite (the e2e suite needs a real cluster: tests/e2e says how to run it).
+# Every test but the real-control-plane suite.
 unit-all: venv
-	$(BIN)/pytest -q -n 2 --dist worksteal
+	$(BIN)/pytest -q -n 2 --dist worksteal -m "not controlplane"
 
-test: lint typecheck unit-all
+# etcd, kube-apiserver and kube-controller-manager, built from the Go module proxy into
+# ~/.cache/jobguard/controlplane (once per module hash; KUBERNETES_VERSION=1.36.3 for another).
+controlplane:
+	@bash controlplane/build.sh
+
+# The suite against the real control plane, serially: its tests register cluster-wide webhooks.
+realapi: venv
+	@bin=$$(bash controlplane/build.sh) || { echo "realapi: the control plane could not be built (above)"; exit 1; }; \
+	  JOBGUARD_CONTROLPLANE_BIN=$$bin $(BIN)/pytest -q -m controlplane tests/realapi
+
+test: lint typecheck unit-all realapi
+
+# A local control plane with jobguard registered (CONFIG=FILE; default the Kueue set-up), left
+# running until `make cluster-down`; kubeconfig in .cluster/kubeconfig.
+CONFIG ?= examples/config/kueue.yaml
+cluster: venv
+	$(BIN)/python -m tests.controlplane up --config $(CONFIG)
+
+cluster-down: venv
+	$(BIN)/python -m tests.controlplane down
 
 # The rule reference, README.md's rule table and the chart's copy of the catalogue, generated
 # from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.

@@ -1,27 +1,36 @@
-"""Suite-wide pytest hooks: the e2e suite (tests/e2e, marker `e2e`) is deselected by default
-(`-m "not e2e"` in pyproject.toml) and the run says so, with the reason, instead of passing over
-it in silence."""
+"""Suite-wide pytest hooks: every test under tests/realapi carries the `controlplane` marker (it
+needs the real control plane, which `make realapi` builds and starts), and a run that deselects
+them says so instead of passing over them in silence."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-E2E_REASON = (
-    "they need a real cluster; run them with JOBGUARD_E2E_KUBECONFIG=<kubeconfig> "
-    "pytest -m e2e tests/e2e (tests/e2e/test_live_cluster.py says what they create)"
-)
-_deselected_e2e: list[pytest.Item] = []
+REALAPI = Path(__file__).parent / "realapi"
+REASON = "they run against the real control plane: `make realapi` (part of `make test`)"
+_deselected: list[pytest.Item] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if REALAPI in Path(item.path).parents:
+            item.add_marker(pytest.mark.controlplane)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    _deselected_e2e.extend(item for item in items if item.get_closest_marker("e2e") is not None)
+    _deselected.extend(i for i in items if i.get_closest_marker("controlplane") is not None)
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
     # With pytest-xdist the workers collect, so the controller knows only the mark expression.
-    excluded = "not e2e" in (config.option.markexpr or "")
-    if _deselected_e2e or excluded:
-        count = f"{len(_deselected_e2e)} " if _deselected_e2e else ""
-        terminalreporter.write_line(f"e2e: {count}test(s) deselected: {E2E_REASON}", yellow=True)
+    excluded = "not controlplane" in (config.option.markexpr or "")
+    if _deselected or excluded:
+        count = f"{len(_deselected)} " if _deselected else ""
+        terminalreporter.write_line(
+            f"controlplane: {count}test(s) deselected: {REASON}", yellow=True
+        )

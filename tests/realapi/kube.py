@@ -1,0 +1,162 @@
+"""Small helpers for requests to the real API server: manifests, identities, pods driven through
+the API (no kubelet runs), metrics."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.controlplane import USERS, ControlPlane
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+JOBS = "/apis/batch/v1/namespaces/{namespace}/jobs"
+CRONJOBS = "/apis/batch/v1/namespaces/{namespace}/cronjobs"
+PODS = "/api/v1/namespaces/{namespace}/pods"
+CRONJOB_CONTROLLER = "system:serviceaccount:kube-system:cronjob-controller"
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+
+
+def job_manifest(
+    name: str,
+    queue: str | None = None,
+    suspend: bool | None = None,
+    parallelism: int | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A Job as a user writes it (no uid, selector or defaults)."""
+    metadata: dict[str, Any] = {"name": name}
+    if queue is not None:
+        metadata["labels"] = {QUEUE_LABEL: queue}
+    body: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox:1.36"}],
+                }
+            },
+            **spec,
+        },
+    }
+    if suspend is not None:
+        body["spec"]["suspend"] = suspend
+    if parallelism is not None:
+        body["spec"]["parallelism"] = parallelism
+    return body
+
+
+def identity(plane: ControlPlane, username: str, groups: list[str]) -> httpx.Client:
+    """A client acting as any identity: a test user's own token, or the administrator
+    impersonating the user and groups (the API server authorizes and admits as them)."""
+    for user in USERS.values():
+        if user.username == username:
+            return plane.http(user.name)
+    headers = [("Impersonate-User", username)]
+    headers += [("Impersonate-Group", g) for g in groups if g != "system:authenticated"]
+    return plane.http("admin", headers=tuple(headers))
+
+
+def controller(plane: ControlPlane, name: str) -> httpx.Client:
+    """A client acting as a kube-system controller's service account."""
+    return identity(
+        plane,
+        f"system:serviceaccount:kube-system:{name}",
+        ["system:serviceaccounts", "system:serviceaccounts:kube-system"],
+    )
+
+
+def update_job(
+    client: httpx.Client,
+    namespace: str,
+    name: str,
+    change: Callable[[dict[str, Any]], None],
+    subresource: str = "",
+) -> httpx.Response:
+    """GET, change, PUT; retried on a conflict with the controllers' own writes."""
+    path = (
+        JOBS.format(namespace=namespace) + f"/{name}" + (f"/{subresource}" if subresource else "")
+    )
+    for _ in range(20):
+        current = client.get(path)
+        current.raise_for_status()
+        body = copy.deepcopy(current.json())
+        change(body)
+        response = client.put(path, json=body)
+        if response.status_code != 409:
+            return response
+        time.sleep(0.1)
+    return response
+
+
+def get_job(client: httpx.Client, namespace: str, name: str) -> dict[str, Any]:
+    response = client.get(JOBS.format(namespace=namespace) + f"/{name}")
+    response.raise_for_status()
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def metric_samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
+    samples: list[tuple[dict[str, str], float]] = []
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                samples.append((dict(sample.labels), sample.value))
+    return samples
+
+
+def jobguard_requests(guard_url: str, ca: str) -> dict[tuple[str, ...], float]:
+    """jobguard_requests_total by (endpoint, operation, resource, subresource, verdict)."""
+    text = httpx.get(f"{guard_url}/metrics", verify=ca, timeout=10).text
+    counts: dict[tuple[str, ...], float] = {}
+    for labels, value in metric_samples(text, "jobguard_requests_total"):
+        key = tuple(
+            labels.get(k, "")
+            for k in ("endpoint", "operation", "resource", "subresource", "verdict")
+        )
+        counts[key] = counts.get(key, 0) + value
+    return counts
+
+
+def message(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("message", ""))
+    except ValueError:
+        return response.text
+
+
+def queued_create_is_judged(plane: ControlPlane, namespace: str) -> Callable[[], bool]:
+    """A canary for a Kueue-like policy on `namespace`: a dry-run create of a queued, unsuspended
+    Job by alice, answered differently once the registrations are in effect (suspended by
+    /mutate, or refused by the validating webhook)."""
+
+    def judged() -> bool:
+        with plane.http("alice") as alice:
+            response = alice.post(
+                JOBS.format(namespace=namespace),
+                params={"dryRun": "All"},
+                json=job_manifest("canary", queue="user-queue", suspend=False),
+            )
+        if response.status_code == 201:
+            return bool(response.json()["spec"].get("suspend"))
+        return response.status_code == 403
+
+    return judged
