@@ -88,6 +88,10 @@ bench-http: venv
 	@$(HTTP_TOOLS)
 	$(BIN)/python -m bench.bench_http --results-dir bench/results
 
+# Job creates through the real API server, with and without jobguard: its share of the latency.
+bench-apiserver: venv
+	$(BIN)/python -m bench.bench_apiserver
+
 # A long fuzzing campaign (the suite runs a bounded one).
 fuzz: venv
 	JOBGUARD_FUZZ_EXAMPLES=20000 $(BIN)/pytest -q tests/test_fuzz.py

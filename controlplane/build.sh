@@ -17,6 +17,10 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
 cache="${JOBGUARD_CONTROLPLANE_CACHE:-$HOME/.cache/jobguard/controlplane}"
+mkdir -p "$cache"
+# One build at a time (parallel test runs, make cluster): the others wait, then find it cached.
+exec 9>"$cache/.lock"
+flock 9
 pinned="$(sed -n 's|^\tk8s.io/kubernetes v\(.*\)$|\1|p' "$here/go.mod")"
 version="${KUBERNETES_VERSION:-$pinned}"
 version="${version#v}"
@@ -35,7 +39,6 @@ if [ -x "$out/bin/kube-apiserver" ] && [ -x "$out/bin/kube-controller-manager" ]
   echo "$out/bin"
   exit 0
 fi
-mkdir -p "$cache"
 staging="$(mktemp -d "$cache/.build-XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
 major="${version%%.*}"; rest="${version#*.}"; minor="${rest%%.*}"
