@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and kube-controller-manager into a cache outside the repository,
+# Builds etcd, kube-apiserver, kube-controller-manager and kubectl into a cache outside the repository,
 # keyed by the module's hash, and prints the directory holding the three binaries. A cached build
 # is reused. KUBERNETES_VERSION picks the release (default: the one go.mod pins); another served
 # release gets its own generated module in the cache.
@@ -35,7 +35,7 @@ if [ "$version" != "$pinned" ]; then
 fi
 key="$( { cat "$src/go.mod" "$src/go.sum" "$here/build.sh"; find "$here/cmd" -name '*.go' -print0 | sort -z | xargs -0 cat; go version; } | sha256sum | cut -c1-16)"
 out="$cache/$version-$key"
-if [ -x "$out/bin/kube-apiserver" ] && [ -x "$out/bin/kube-controller-manager" ] && [ -x "$out/bin/etcd" ]; then
+if [ -x "$out/bin/kube-apiserver" ] && [ -x "$out/bin/kube-controller-manager" ] && [ -x "$out/bin/etcd" ] && [ -x "$out/bin/kubectl" ]; then
   echo "$out/bin"
   exit 0
 fi
@@ -50,7 +50,7 @@ done
 start=$(date +%s)
 echo "controlplane: building Kubernetes v$version (etcd, kube-apiserver, kube-controller-manager) into $out" >&2
 (cd "$src" && go build -trimpath -pgo=off -tags=selinux,notest -ldflags "$ldflags" \
-  -o "$staging/bin/" ./cmd/etcd ./cmd/kube-apiserver ./cmd/kube-controller-manager) >&2
+  -o "$staging/bin/" ./cmd/etcd ./cmd/kube-apiserver ./cmd/kube-controller-manager ./cmd/kubectl) >&2
 echo "controlplane: built in $(( $(date +%s) - start )) s" >&2
 rm -rf "$out"
 mv "$staging" "$out"
