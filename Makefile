@@ -49,11 +49,12 @@ test: lint typecheck unit-all realapi
 # A local control plane with jobguard registered (CONFIG=FILE; default the Kueue set-up), left
 # running until `make cluster-down`; kubeconfig in .cluster/kubeconfig.
 CONFIG ?= examples/config/kueue.yaml
+CLUSTER_DIR ?= .cluster
 cluster: venv
-	$(BIN)/python -m tests.controlplane up --config $(CONFIG)
+	$(BIN)/python -m tests.controlplane up --config $(CONFIG) --dir $(CLUSTER_DIR)
 
 cluster-down: venv
-	$(BIN)/python -m tests.controlplane down
+	$(BIN)/python -m tests.controlplane down --dir $(CLUSTER_DIR)
 
 # The rule reference, README.md's rule table and the chart's copy of the catalogue, generated
 # from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.

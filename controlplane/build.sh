@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager and kubectl into a cache outside the repository,
-# keyed by the module's hash, and prints the directory holding the three binaries. A cached build
+# keyed by the module's hash, and prints the directory holding the binaries. A cached build
 # is reused. KUBERNETES_VERSION picks the release (default: the one go.mod pins); another served
 # release gets its own generated module in the cache.
 #   JOBGUARD_CONTROLPLANE_CACHE  cache root (default ~/.cache/jobguard/controlplane)

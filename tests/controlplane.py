@@ -586,8 +586,10 @@ def _up(directory: Path, config_file: Path) -> int:
         pids.append(guard.process.popen.pid)
     state_file.write_text(json.dumps({"pids": pids, "url": plane.url}))
     shutil.copy(plane.kubeconfig, directory / "kubeconfig")
+    (directory / "bin").symlink_to(bin_dir, target_is_directory=True)
     print(f"Kubernetes {plane.version} at {plane.url}; jobguard at {guard.url}")
     print(f"kubeconfig: {directory / 'kubeconfig'} (contexts: {', '.join(USERS)})")
+    print(f"kubectl: {directory / 'bin' / 'kubectl'}")
     print(f"logs: {plane.logs} and {guard.directory}; stop it with `make cluster-down`")
     return 0
 
