@@ -44,7 +44,9 @@ realapi: venv
 	@bin=$$(bash controlplane/build.sh) || { echo "realapi: the control plane could not be built (above)"; exit 1; }; \
 	  JOBGUARD_CONTROLPLANE_BIN=$$bin $(BIN)/pytest -q -m controlplane tests/realapi
 
-test: lint typecheck unit-all realapi
+# The two suites side by side: the real-control-plane one mostly waits on its servers.
+test: lint typecheck
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit-all realapi
 
 # A local control plane with jobguard registered (CONFIG=FILE; default the Kueue set-up), left
 # running until `make cluster-down`; kubeconfig in .cluster/kubeconfig.

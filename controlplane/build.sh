@@ -17,13 +17,14 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
 cache="${JOBGUARD_CONTROLPLANE_CACHE:-$HOME/.cache/jobguard/controlplane}"
-mkdir -p "$cache"
-# One build at a time (parallel test runs, make cluster): the others wait, then find it cached.
-exec 9>"$cache/.lock"
-flock 9
 pinned="$(sed -n 's|^\tk8s.io/kubernetes v\(.*\)$|\1|p' "$here/go.mod")"
 version="${KUBERNETES_VERSION:-$pinned}"
 version="${version#v}"
+mkdir -p "$cache"
+# One build of a release at a time (parallel test runs, make cluster): the others wait, then
+# find it cached.
+exec 9>"$cache/.lock-$version"
+flock 9
 src="$here"
 if [ "$version" != "$pinned" ]; then
   src="$cache/src-$version"

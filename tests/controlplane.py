@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ from typing import Any
 
 import httpx
 import yaml
-from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from jobguard.app import certs
 
@@ -220,7 +221,7 @@ class ControlPlane:
         """A client authenticated as one of USERS, as kubectl would be."""
         return httpx.Client(
             base_url=self.url,
-            verify=str(self.ca),
+            verify=ssl.create_default_context(cafile=str(self.ca)),
             headers=[("Authorization", f"Bearer {USERS[user].token}"), *headers],
             timeout=timeout,
         )
@@ -235,8 +236,11 @@ class ControlPlane:
         self.ca.write_bytes(ca_cert.public_bytes(Encoding.PEM))
         (pki / "apiserver.crt").write_bytes(cert.public_bytes(Encoding.PEM))
         certs.write_private(pki / "apiserver.key", certs.key_pem(key))
+        # Service-account tokens are signed with an EC key in SEC1 form ("EC PRIVATE KEY"), which
+        # the API server reads as both the signing key and the public key that verifies them.
         _, sa_key = certs.make_ca("service-accounts", 30)
-        certs.write_private(pki / "sa.key", certs.key_pem(sa_key))
+        sec1 = sa_key.private_bytes(Encoding.PEM, PrivateFormat.TraditionalOpenSSL, NoEncryption())
+        certs.write_private(pki / "sa.key", sec1)
         rows = [
             f'{u.token},{u.username},{u.username},"{",".join(u.groups)}"' for u in USERS.values()
         ]
@@ -493,7 +497,8 @@ class Jobguard:
             if not process.alive():
                 raise TimeoutError(f"jobguard exited: {process.tail(3)}")
             with contextlib.suppress(httpx.HTTPError):
-                return httpx.get(f"{self.url}/readyz", verify=str(self.ca), timeout=2).is_success
+                context = ssl.create_default_context(cafile=str(self.ca))
+                return httpx.get(f"{self.url}/readyz", verify=context, timeout=2).is_success
             return False
 
         wait_until(ready, 60, "jobguard /readyz")

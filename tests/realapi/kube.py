@@ -4,6 +4,7 @@ the API (no kubelet runs), metrics."""
 from __future__ import annotations
 
 import copy
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
@@ -125,7 +126,8 @@ def metric_samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
 
 def jobguard_requests(guard_url: str, ca: str) -> dict[tuple[str, ...], float]:
     """jobguard_requests_total by (endpoint, operation, resource, subresource, verdict)."""
-    text = httpx.get(f"{guard_url}/metrics", verify=ca, timeout=10).text
+    context = ssl.create_default_context(cafile=ca)
+    text = httpx.get(f"{guard_url}/metrics", verify=context, timeout=10).text
     counts: dict[tuple[str, ...], float] = {}
     for labels, value in metric_samples(text, "jobguard_requests_total"):
         key = tuple(

@@ -152,7 +152,9 @@ def test_audit_writes_policy_reports(
     ns = namespace("audit")
     with plane.http("kueue") as kueue:
         body = job_manifest("bypassed", queue="q", suspend=False)
-        assert kueue.post(JOBS.format(namespace=ns), json=body).status_code == 201
+        created = kueue.post(JOBS.format(namespace=ns), json=body)
+        assert created.status_code == 201
+        uid = created.json()["metadata"]["uid"]
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(POLICY))
     argv = ["audit", "--kubeconfig", str(plane.kubeconfig), "-n", ns, "--config", str(path)]
@@ -169,9 +171,11 @@ def test_audit_writes_policy_reports(
         reports = listed.json()["items"]
         assert len(reports) == 1
         results = reports[0]["results"]
-        assert [(r["policy"], r["rule"], r["result"]) for r in results] == [
+        assert [(r["source"], r["policy"], r["result"]) for r in results] == [
             ("jobguard", "SUS-001", "fail")
         ]
+        # The report names the stored Job, uid and all.
+        assert results[0]["resources"][0]["uid"] == uid
 
 
 def test_exported_policies_are_accepted_and_enforced(

@@ -10,15 +10,18 @@ own: the Job is created running and the controller writes its status.
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Callable
+import re
+import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.controlplane import ControlPlane
+from tests.controlplane import ControlPlane, create_namespace
 from tests.realapi.conftest import Registered
 from tests.realapi.kube import (
     JOBS,
@@ -32,6 +35,12 @@ from tests.test_examples import EXAMPLES, scenario_tables
 
 KUEUE = EXAMPLES / "config" / "kueue.yaml"
 STATED = scenario_tables()["examples/config/kueue.yaml"]
+GENERATED_LABELS = (
+    "controller-uid",
+    "job-name",
+    "batch.kubernetes.io/controller-uid",
+    "batch.kubernetes.io/job-name",
+)
 
 
 def merge_patch(old: Any, new: Any) -> Any:
@@ -52,7 +61,11 @@ def merge_patch(old: Any, new: Any) -> Any:
 def writable(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
     """What a client sends: name, labels, annotations and spec (no uid, no status)."""
     metadata = {k: v for k, v in obj["metadata"].items() if k in ("name", "labels", "annotations")}
-    spec = {k: v for k, v in obj["spec"].items() if k != "selector"}
+    spec = copy.deepcopy({k: v for k, v in obj["spec"].items() if k != "selector"})
+    # The labels the API server generates from the Job's uid (a stored Job's) are its to write.
+    labels = spec.get("template", {}).get("metadata", {}).get("labels", {})
+    for key in GENERATED_LABELS:
+        labels.pop(key, None)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -102,21 +115,41 @@ def replay(plane: ControlPlane, namespace: str, review: Path) -> str:
         return f"denied: {response.status_code} {message(response)}"
 
 
+@pytest.fixture(scope="module")
+def kueue_setup(
+    plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Registered]:
+    """One jobguard with the Kueue set-up for all the scenarios (each in its own namespace)."""
+    registered = Registered(plane, tmp_path_factory.mktemp("scenarios"))
+    canary_namespace = f"team-{secrets.token_hex(3)}"
+    with plane.http() as admin:
+        create_namespace(admin, canary_namespace)
+    try:
+        registered.start(
+            yaml.safe_load(KUEUE.read_text()),
+            canary=queued_create_is_judged(plane, canary_namespace),
+        )
+        yield registered
+    finally:
+        registered.stop()
+
+
 @pytest.mark.parametrize("review", sorted(STATED))
 def test_scenario_ends_as_the_readme_states(
     plane: ControlPlane,
-    jobguard: Registered,
+    kueue_setup: Registered,
     namespace: Callable[[str], str],
     review: str,
 ) -> None:
     ns = namespace("team")
-    jobguard.start(yaml.safe_load(KUEUE.read_text()), canary=queued_create_is_judged(plane, ns))
     stated = STATED[review]
     seen = replay(plane, ns, EXAMPLES / "reviews" / review)
     if stated.startswith("denied"):
         rules = stated.removeprefix("denied (").removesuffix(")").split(", ")
         assert seen.startswith("denied: 403 "), seen
-        assert 'admission webhook "queued.jobs.jobguard.io" denied the request' in seen, seen
+        # Whichever of jobguard's registrations the API server heard first: each judges every
+        # rule it receives the request for.
+        assert re.search(r'admission webhook "[a-z.-]*jobguard\.io" denied the request', seen)
         for rule in rules:
             assert f"{rule} " in seen, seen
     else:
