@@ -456,6 +456,8 @@ class Jobguard:
     directory: Path
     process: Process | None = None
     port: int = 0
+    kubeconfig: Path | None = None
+    """The cluster jobguard reads (kubernetesVersion: auto, the background audit)."""
 
     @property
     def ca(self) -> Path:
@@ -490,6 +492,7 @@ class Jobguard:
                 *extra_args,
             ],
             self.directory,
+            env={"KUBECONFIG": str(self.kubeconfig)} if self.kubeconfig else None,
         )
         process = self.process
 
@@ -573,7 +576,7 @@ def _up(directory: Path, config_file: Path) -> int:
     except ControlPlaneError as error:
         print(error, file=sys.stderr)
         return 1
-    guard = Jobguard(directory / "jobguard")
+    guard = Jobguard(directory / "jobguard", kubeconfig=plane.kubeconfig)
     try:
         guard.start(config)
         objects = registrations(config, guard.url, guard.ca.read_bytes())

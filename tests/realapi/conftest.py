@@ -71,7 +71,7 @@ class Registered:
 
     def __init__(self, plane: ControlPlane, directory: Path) -> None:
         self.plane = plane
-        self.guard = Jobguard(directory)
+        self.guard = Jobguard(directory, kubeconfig=plane.kubeconfig)
         self.objects: list[dict[str, Any]] = []
 
     def start(

@@ -199,7 +199,7 @@ def test_exported_policies_are_accepted_and_enforced(
                 return response if response.status_code != 201 else None
 
             denied = wait_for(refused, 60, "the exported policies to take effect")
-            assert denied.status_code == 422, denied.text
+            assert denied.status_code == 403, denied.text
             assert "SUS-001: spec.suspend: Forbidden" in denied.json()["message"]
             suspended = job_manifest("suspended", queue="q", suspend=True)
             assert alice.post(JOBS.format(namespace=ns), json=suspended).status_code == 201

@@ -85,7 +85,7 @@ def set_up(plane: ControlPlane, directory: Path, fault: str) -> Iterator[SetUp]:
     config = scoped(prefix)
     with contextlib.ExitStack() as stack:
         admin = stack.enter_context(plane.http())
-        guard = Jobguard(directory / fault)
+        guard = Jobguard(directory / fault, kubeconfig=plane.kubeconfig)
         setup.guards.append(guard)
         stack.callback(guard.stop)
         guard.start(config)
