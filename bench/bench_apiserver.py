@@ -78,6 +78,17 @@ def quantile(buckets: list[tuple[float, float]], q: float) -> float:
     return lower_bound
 
 
+def bucket_of(buckets: list[tuple[float, float]], q: float) -> str:
+    """The histogram bucket holding quantile q, in ms (the API server's buckets are coarse)."""
+    total = buckets[-1][1] if buckets else 0.0
+    lower = 0.0
+    for bound, count in buckets:
+        if count >= q * total:
+            return f"({1000 * lower:g}, {1000 * bound:g}] ms"
+        lower = bound
+    return "n/a"
+
+
 def load(plane: ControlPlane, namespace: str, creates: int, concurrency: int) -> float:
     """`creates` queued Job creates by alice (dry-run, so etcd holds nothing), wall seconds."""
 
@@ -164,7 +175,8 @@ def main() -> None:
     for name, hooks in guarded["webhooks"].items():
         print(
             f"  webhook {name:34} calls {hooks[-1][1]:5.0f}   p50 "
-            f"{1000 * quantile(hooks, 0.5):6.1f} ms  p99 {1000 * quantile(hooks, 0.99):6.1f} ms"
+            f"{1000 * quantile(hooks, 0.5):6.1f} ms {bucket_of(hooks, 0.5)}  p99 "
+            f"{1000 * quantile(hooks, 0.99):6.1f} ms {bucket_of(hooks, 0.99)}"
         )
 
 
