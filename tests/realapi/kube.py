@@ -162,3 +162,14 @@ def queued_create_is_judged(plane: ControlPlane, namespace: str) -> Callable[[],
         return response.status_code == 403
 
     return judged
+
+
+def server_release(plane: ControlPlane) -> str:
+    """The release jobguard judges this API server by: what `kubernetesVersion: auto` reads."""
+    from jobguard.app.cluster.client import connect, detect_version
+
+    cluster = connect(str(plane.kubeconfig))
+    try:
+        return detect_version(cluster)
+    finally:
+        cluster.close()

@@ -18,7 +18,7 @@ from jobguard.app.cluster.client import connect, detect_version
 from jobguard.app.config import parse_config
 from jobguard.validators import SUPPORTED_VERSIONS, export_vap
 from tests.controlplane import ControlPlane, apply, collection_path
-from tests.realapi.kube import JOBS, QUEUE_LABEL, job_manifest, wait_for
+from tests.realapi.kube import JOBS, QUEUE_LABEL, job_manifest, server_release, wait_for
 
 POLICY: dict[str, Any] = {
     "kubernetesVersion": "auto",
@@ -183,9 +183,7 @@ def test_exported_policies_are_accepted_and_enforced(
 ) -> None:
     """The CEL of `jobguard export vap`, compiled and evaluated by the real API server."""
     ns = namespace("audit")
-    version = ".".join(plane.version.removeprefix("v").split(".")[:2])
-    version = version if version in SUPPORTED_VERSIONS else max(SUPPORTED_VERSIONS)
-    export = export_vap(parse_config(yaml.safe_dump(POLICY)).to_settings(version))
+    export = export_vap(parse_config(yaml.safe_dump(POLICY)).to_settings(server_release(plane)))
     try:
         for obj in export.objects:
             apply(admin, obj)
