@@ -155,7 +155,8 @@ def main() -> None:
                 guard.start(config)
                 objects = registrations(config, guard.url, guard.ca.read_bytes())
                 register(admin, objects)
-                wait_until(queued_create_is_judged(plane, namespace), 30, "registrations")
+                judged = queued_create_is_judged(plane, namespace, guard.url, str(guard.ca))
+                wait_until(judged, 30, "registrations")
                 load(plane, namespace, 50, args.concurrency)  # warm-up, with jobguard
                 guarded = measure(plane, namespace, args.creates, args.concurrency)
                 unregister(admin, objects)

@@ -28,6 +28,7 @@ from tests.controlplane import (
     unregister,
     wait_until,
 )
+from tests.realapi.kube import queued_create_is_judged
 
 _failure: list[str] = []
 
@@ -80,10 +81,11 @@ class Registered:
         values: dict[str, Any] | None = None,
         serve_args: tuple[str, ...] = (),
         url: str | None = None,
-        canary: Callable[[], bool] | None = None,
+        canary: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Serve `config`, register it, and return once `canary` sees the registrations in
-        effect (the API server picks up new webhook configurations asynchronously)."""
+        """Serve `config`, register it, and, given a `canary` namespace of a Kueue-like policy,
+        return once the registrations are in effect there (the API server picks up new webhook
+        configurations asynchronously)."""
         self.guard.start(config, serve_args)
         self.objects = registrations(
             config, url or self.guard.url, self.guard.ca.read_bytes(), values
@@ -91,7 +93,8 @@ class Registered:
         with self.plane.http() as api:
             register(api, self.objects)
         if canary is not None:
-            wait_until(canary, 30, "the webhook registrations to take effect")
+            judged = queued_create_is_judged(self.plane, canary, self.guard.url, str(self.guard.ca))
+            wait_until(judged, 30, "the webhook registrations to take effect")
         return self.objects
 
     def stop(self) -> None:

@@ -145,12 +145,21 @@ def message(response: httpx.Response) -> str:
         return response.text
 
 
-def queued_create_is_judged(plane: ControlPlane, namespace: str) -> Callable[[], bool]:
+def queued_create_is_judged(
+    plane: ControlPlane, namespace: str, guard_url: str = "", guard_ca: str = ""
+) -> Callable[[], bool]:
     """A canary for a Kueue-like policy on `namespace`: a dry-run create of a queued, unsuspended
     Job by alice, answered differently once the registrations are in effect (suspended by
-    /mutate, or refused by the validating webhook)."""
+    /mutate, or refused by the validating webhook). The API server loads each webhook
+    configuration object on its own, so with `guard_url` the canary also waits until that
+    jobguard's /validate received the create (the validating configuration is in effect too)."""
+
+    def validated() -> float:
+        counts = jobguard_requests(guard_url, guard_ca)
+        return sum(v for k, v in counts.items() if k[0] == "validate")
 
     def judged() -> bool:
+        before = validated() if guard_url else 0.0
         with plane.http("alice") as alice:
             response = alice.post(
                 JOBS.format(namespace=namespace),
@@ -158,8 +167,10 @@ def queued_create_is_judged(plane: ControlPlane, namespace: str) -> Callable[[],
                 json=job_manifest("canary", queue="user-queue", suspend=False),
             )
         if response.status_code == 201:
-            return bool(response.json()["spec"].get("suspend"))
-        return response.status_code == 403
+            answered = bool(response.json()["spec"].get("suspend"))
+        else:
+            answered = response.status_code == 403
+        return answered and (not guard_url or validated() > before)
 
     return judged
 

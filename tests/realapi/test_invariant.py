@@ -125,7 +125,8 @@ def set_up(plane: ControlPlane, directory: Path, fault: str) -> Iterator[SetUp]:
         create_namespace(admin, setup.namespace)
         register(admin, kept)
         stack.callback(unregister, admin, kept)
-        wait_until(queued_create_is_judged(plane, setup.namespace), 30, f"{fault} in effect")
+        judged = queued_create_is_judged(plane, setup.namespace, guard.url, str(guard.ca))
+        wait_until(judged, 30, f"{fault} in effect")
         yield setup
 
 

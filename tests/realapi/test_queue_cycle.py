@@ -22,7 +22,6 @@ from tests.realapi.kube import (
     get_job,
     job_manifest,
     jobguard_requests,
-    queued_create_is_judged,
     wait_for,
 )
 from tests.test_examples import EXAMPLES
@@ -82,7 +81,7 @@ def test_queue_cycle_with_the_full_profile(
     jobguard.start(
         full_profile(),
         values={"webhook": {"profile": "full"}},
-        canary=queued_create_is_judged(plane, ns),
+        canary=ns,
     )
     jobs = JOBS.format(namespace=ns)
     with plane.http("alice") as alice, plane.http("kueue") as kueue:

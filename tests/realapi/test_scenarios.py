@@ -28,7 +28,6 @@ from tests.realapi.kube import (
     get_job,
     identity,
     message,
-    queued_create_is_judged,
     wait_for,
 )
 from tests.test_examples import EXAMPLES, scenario_tables
@@ -127,7 +126,7 @@ def kueue_setup(
     try:
         registered.start(
             yaml.safe_load(KUEUE.read_text()),
-            canary=queued_create_is_judged(plane, canary_namespace),
+            canary=canary_namespace,
         )
         yield registered
     finally:
