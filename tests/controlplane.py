@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 import yaml
-from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from jobguard.app import certs
 
@@ -237,6 +237,10 @@ class ControlPlane:
         certs.write_private(pki / "apiserver.key", certs.key_pem(key))
         _, sa_key = certs.make_ca("service-accounts", 30)
         certs.write_private(pki / "sa.key", certs.key_pem(sa_key))
+        # The API server verifies service-account tokens with public keys only.
+        (pki / "sa.pub").write_bytes(
+            sa_key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+        )
         rows = [
             f'{u.token},{u.username},{u.username},"{",".join(u.groups)}"' for u in USERS.values()
         ]
@@ -310,7 +314,7 @@ class ControlPlane:
                 "--endpoint-reconciler-type=none",
                 "--service-cluster-ip-range=10.0.0.0/24",
                 "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={pki / 'sa.key'}",
+                f"--service-account-key-file={pki / 'sa.pub'}",
                 f"--service-account-signing-key-file={pki / 'sa.key'}",
                 # No serviceaccount controller runs, so pods name no default service account.
                 "--disable-admission-plugins=ServiceAccount",
