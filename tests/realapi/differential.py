@@ -19,7 +19,7 @@ import fnmatch
 import itertools
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,14 +51,16 @@ DRY_RUN = {"dryRun": "All", "fieldValidation": "Strict"}
 
 @dataclass(frozen=True)
 class Item:
-    """One request: a CREATE of `body`, or (with `old`) an UPDATE of the stored `old` into
-    `body` (the change between the two files, applied to the object as stored)."""
+    """One request: a CREATE of `body`; with `old`, an UPDATE of the stored `old` into `body`
+    (the change between the two files, applied to the object as stored); with `change`, an
+    UPDATE of `body` as stored (created once per run) with one field set (removed for None)."""
 
     source: str
     id: str
     body: dict[str, Any]
     old: dict[str, Any] | None = None
     subresource: str = ""
+    change: tuple[str, Any] | None = None
 
 
 def _is_batch(data: Any) -> bool:
@@ -297,6 +299,143 @@ def generated_items(count: int = GENERATED) -> list[Item]:
     return list(unique.values())
 
 
+# Fields changed on a stored Job (its spec, metadata, or /status), with the values to try:
+# the update-time rules (immutability, what a suspended Job may change, status invariants).
+UPDATED: dict[str, list[Any]] = {
+    "spec.parallelism": [0, 1, 3, 10],
+    "spec.completions": [1, 3, 8, None],
+    "spec.suspend": [True, False],
+    "spec.activeDeadlineSeconds": [10, None],
+    "spec.backoffLimit": [0, 10],
+    "spec.backoffLimitPerIndex": [1, None],
+    "spec.maxFailedIndexes": [1, None],
+    "spec.ttlSecondsAfterFinished": [0, None],
+    "spec.completionMode": ["Indexed", "NonIndexed"],
+    "spec.podReplacementPolicy": ["Failed", "TerminatingOrFailed"],
+    "spec.managedBy": ["example.com/queue", None],
+    "spec.manualSelector": [True, None],
+    "spec.selector": [None, {"matchLabels": {"a": "b"}}],
+    "spec.successPolicy": [{"rules": [{"succeededCount": 1}]}, None],
+    "spec.podFailurePolicy": [
+        {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]},
+        None,
+    ],
+    "spec.template.metadata.labels": [{"a": "b"}],
+    "spec.template.metadata.annotations": [{"a": "b"}],
+    "spec.template.spec.nodeSelector": [{"zone": "a"}, None],
+    "spec.template.spec.tolerations": [[{"key": "a", "operator": "Exists"}]],
+    "spec.template.spec.affinity": [
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "a", "operator": "Exists"}]}
+                    ]
+                }
+            }
+        }
+    ],
+    "spec.template.spec.schedulingGates": [[{"name": "example.com/gate"}], None],
+    "spec.template.spec.containers[0].image": ["busybox:1.37", ""],
+    "spec.template.spec.containers[0].resources": [
+        {"requests": {"cpu": "200m"}},
+        {"limits": {"memory": "1Gi"}, "requests": {"memory": "1Gi"}},
+        {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
+    ],
+    "spec.template.spec.containers[0].env": [[{"name": "A", "value": "1"}]],
+    "spec.template.spec.activeDeadlineSeconds": [100],
+    "spec.template.spec.priorityClassName": ["high"],
+    "metadata.labels": [{"a": "b"}, {"-a": "b"}],
+    "metadata.annotations": [{"a": "b"}],
+    "metadata.finalizers": [["example.com/f"], ["bad finalizer"]],
+    "metadata.generation": [100],
+}
+STATUS: dict[str, list[Any]] = {
+    "status.active": [-1, 0, 5],
+    "status.succeeded": [-1, 1, 100],
+    "status.failed": [-1, 1],
+    "status.ready": [-1, 3],
+    "status.terminating": [-1, 1],
+    "status.startTime": [None, "2026-01-01T00:00:00Z"],
+    "status.completionTime": ["2026-01-01T00:00:00Z"],
+    "status.conditions": [
+        [{"type": t, "status": "True"}]
+        for t in ("Complete", "Failed", "Suspended", "SuccessCriteriaMet", "FailureTarget")
+    ],
+    "status.completedIndexes": ["0", "0-100", "x"],
+    "status.failedIndexes": ["0"],
+    "status.uncountedTerminatedPods": [{"succeeded": ["a"]}, {"failed": ["a", "a"]}],
+}
+CRONJOB: dict[str, list[Any]] = {
+    "spec.schedule": ["*/5 * * * *", "bad", "CRON_TZ=UTC * * * * *", "@hourly"],
+    "spec.timeZone": ["UTC", "Mars/Olympus", None],
+    "spec.suspend": [True, False],
+    "spec.concurrencyPolicy": ["Forbid", "Sometimes"],
+    "spec.startingDeadlineSeconds": [-1, 10],
+    "spec.successfulJobsHistoryLimit": [-1, 3],
+    "spec.jobTemplate.spec.parallelism": [2, -1],
+    "spec.jobTemplate.spec.completionMode": ["Indexed"],
+    "spec.jobTemplate.spec.template.spec.containers[0].image": ["", "busybox:1.37"],
+    "spec.jobTemplate.spec.template.spec.restartPolicy": ["Always", "OnFailure"],
+    "spec.jobTemplate.metadata.labels": [{"a": "b"}, {"a": "-"}],
+}
+UPDATE_BASES = (
+    "examples/job.yaml#0",
+    "realworld/kubernetes__website__content_en_examples_application_job_indexed-job.yaml#0",
+    "realworld/kubernetes__website__content_en_examples_controllers_job-success-policy.yaml#0",
+    "realworld/kubernetes__website__content_en_examples_controllers_job-pod-failure-policy-example.yaml#0",
+    "realworld/kubernetes-sigs__descheduler__kubernetes_cronjob_cronjob.yaml#0",
+    "examples/cronjob.yaml#0",
+)
+UPDATES = 160
+"""Generated UPDATEs per run (of a few stored objects, each created once)."""
+
+
+def update_items(count: int = UPDATES) -> list[Item]:
+    """`count` UPDATEs of a stored Job (suspended or running) or CronJob, one field set: of its
+    spec or metadata, or (for a Job) of its /status; the same ones on every run."""
+    by_key = {f"{i.source}/{i.id}": i for i in corpus()}
+    stored = [by_key[key] for key in UPDATE_BASES]
+    drawn: list[Item] = []
+
+    @st.composite
+    def changed(draw: st.DrawFn) -> Item:
+        base = draw(st.sampled_from(stored))
+        body = copy.deepcopy(base.body)
+        subresource = ""
+        if body["kind"] == "CronJob":
+            table, state = CRONJOB, ""
+        else:
+            suspended = draw(st.booleans())
+            body["spec"]["suspend"] = suspended
+            state = "/suspended" if suspended else "/running"
+            subresource = draw(st.sampled_from(["", "", "status"]))
+            table = STATUS if subresource else UPDATED
+        path = draw(st.sampled_from(sorted(table)))
+        value = draw(st.sampled_from(table[path]))
+        name = f"{base.source}/{base.id}{state}{'/status' if subresource else ''}:{path}="
+        source = "generated-status" if subresource else "generated-update"
+        return Item(source, name + json.dumps(value), body, None, subresource, (path, value))
+
+    @settings(
+        max_examples=count,
+        derandomize=True,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        deadline=None,
+    )
+    @given(changed())
+    def collect(item: Item) -> None:
+        drawn.append(item)
+
+    collect()
+    unique: dict[str, Item] = {}
+    for item in drawn:
+        unique.setdefault(item.id, item)
+    return list(unique.values())
+
+
 # --- the two judges ---------------------------------------------------------------------------
 
 
@@ -389,35 +528,68 @@ def creatable(stored: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def judge_both(api: httpx.Client, settings_: Settings, item: Item, namespace: str) -> Outcome:
-    if item.old is None:
-        body = in_namespace(item.body, namespace)
-        response = api.post(collection(body, namespace), params=DRY_RUN, json=body)
-        return Outcome(item, _server(response), judge(settings_, body, None, ""))
-    old_file = in_namespace(item.old, namespace)
-    created = api.post(collection(old_file, namespace), json=creatable(old_file))
+def _store(api: httpx.Client, item: Item, stored_file: dict[str, Any], namespace: str) -> str:
+    """Create a stored object for real (its status too, for a status case); its path."""
+    created = api.post(collection(stored_file, namespace), json=creatable(stored_file))
     if created.status_code != 201:
         raise AssertionError(f"{item.id}: the stored object was refused: {created.text[:300]}")
     stored = created.json()
-    path = f"{collection(old_file, namespace)}/{stored['metadata']['name']}"
-    if item.subresource == "status" and "status" in old_file:
+    path = f"{collection(stored_file, namespace)}/{stored['metadata']['name']}"
+    if item.subresource == "status" and "status" in stored_file:
         for _ in range(20):
-            installed = api.put(f"{path}/status", json={**stored, "status": old_file["status"]})
+            installed = api.put(f"{path}/status", json={**stored, "status": stored_file["status"]})
             if installed.status_code != 409:
                 break
             stored = api.get(path).json()
         if installed.status_code != 200:
             raise AssertionError(f"{item.id}: the stored status was refused: {installed.text}")
-    change = merge_patch(old_file, in_namespace(item.body, namespace))
+    return path
+
+
+def _update(
+    api: httpx.Client,
+    settings_: Settings,
+    item: Item,
+    path: str,
+    change: Callable[[dict[str, Any]], dict[str, Any]],
+) -> Outcome:
+    """A dry-run PUT of `change(stored)`, pinned to the stored resourceVersion (the controllers
+    write the Jobs they run: read again on a conflict), and jobguard's verdict on the same pair."""
     target = f"{path}/{item.subresource}" if item.subresource else path
     for _ in range(20):
         stored = api.get(path).json()
-        body = apply_merge_patch(stored, change)
-        body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+        body = change(stored)
+        if isinstance(body.get("metadata"), dict):
+            body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
         response = api.put(target, params=DRY_RUN, json=body)
         if response.status_code != 409:
             break
     return Outcome(item, _server(response), judge(settings_, body, stored, item.subresource))
+
+
+def judge_both(
+    api: httpx.Client, settings_: Settings, item: Item, namespace: str, stores: dict[str, str]
+) -> Outcome:
+    """Both verdicts on one item; `stores` keeps the stored objects of generated UPDATEs (the
+    path of each base, created on first use)."""
+    if item.change is not None:
+        key = json.dumps(item.body, sort_keys=True)
+        if key not in stores:
+            stored = in_namespace(item.body, namespace)
+            stored["metadata"]["name"] = f"stored-{len(stores)}"
+            stores[key] = _store(api, item, stored, namespace)
+        field_path, value = item.change
+        return _update(
+            api, settings_, item, stores[key], lambda o: with_field(o, field_path, value)
+        )
+    if item.old is None:
+        body = in_namespace(item.body, namespace)
+        response = api.post(collection(body, namespace), params=DRY_RUN, json=body)
+        return Outcome(item, _server(response), judge(settings_, body, None, ""))
+    old_file = in_namespace(item.old, namespace)
+    path = _store(api, item, old_file, namespace)
+    patch = merge_patch(old_file, in_namespace(item.body, namespace))
+    return _update(api, settings_, item, path, lambda o: apply_merge_patch(o, patch))
 
 
 # --- outcomes and the list of known disagreements ----------------------------------------------

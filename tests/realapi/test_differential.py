@@ -23,6 +23,7 @@ from tests.realapi.differential import (
     judge_both,
     listed,
     server_version,
+    update_items,
 )
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/{}webhookconfigurations"
@@ -41,11 +42,12 @@ def test_the_api_server_and_jobguard_agree_on_every_manifest(
     RECORD.append(run)
     started = time.monotonic()
     shared = namespace("diff")
-    items = corpus() + generated_items()
+    items = corpus() + generated_items() + update_items()
+    stores: dict[str, str] = {}
     for item in items:
         # An UPDATE's stored object lives in a namespace of its own (names repeat across cases).
         run.outcomes.append(
-            judge_both(admin, settings, item, namespace("diff") if item.old else shared)
+            judge_both(admin, settings, item, namespace("diff") if item.old else shared, stores)
         )
     run.seconds = time.monotonic() - started
 
