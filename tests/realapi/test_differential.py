@@ -24,6 +24,7 @@ from tests.realapi.differential import (
     listed,
     server_version,
     update_items,
+    volume_items,
 )
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/{}webhookconfigurations"
@@ -42,7 +43,7 @@ def test_the_api_server_and_jobguard_agree_on_every_manifest(
     RECORD.append(run)
     started = time.monotonic()
     shared = namespace("diff")
-    items = corpus() + generated_items() + update_items()
+    items = [*corpus(), *volume_items(), *generated_items(), *update_items()]
     stores: dict[str, str] = {}
     for item in items:
         # An UPDATE's stored object lives in a namespace of its own (names repeat across cases).
@@ -77,5 +78,5 @@ def test_the_api_server_and_jobguard_agree_on_every_manifest(
         "listed but no longer disagreeing on "
         + choice.cluster
         + ":\n"
-        + "\n".join(f"{e.id}: {e.reason}" for e in stale)
+        + "\n".join(f"{', '.join(e.ids)}: {e.reason}" for e in stale)
     )
