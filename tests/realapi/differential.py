@@ -515,7 +515,7 @@ def judge(
     settings_: Settings, body: dict[str, Any], old: dict[str, Any] | None, subresource: str
 ) -> Verdict:
     """jobguard check's verdict on `body` (an UPDATE of `old` when given)."""
-    (manifest,) = parse(json.dumps(body), "differential.json")
+    (manifest,) = parse(json.dumps(body, ensure_ascii=False), "differential.json")
     key = pair_key(body)
     olds = {key: old} if old is not None and key is not None else {}
     result = examine(manifest, CheckOptions(settings_, subresource=subresource, old=olds))
