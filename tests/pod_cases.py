@@ -7,6 +7,9 @@ from typing import Any
 from tests.builders import create, detailed_causes, settings
 
 S = "spec.template.spec"
+QUANTITY_FORMAT = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
 C0 = f"{S}.containers[0]"
 
 

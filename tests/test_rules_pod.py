@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.builders import create, detailed_causes, job, settings, update
+from tests.pod_cases import QUANTITY_FORMAT
 from tests.pod_cases import job as pod
 from tests.pod_cases import with_container as container
 
@@ -16,9 +17,6 @@ DNS_LABEL = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-QUANTITY_FORMAT = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.pod_cases import C0, S, job, pod_causes, with_container
+from tests.pod_cases import C0, QUANTITY_FORMAT, S, job, pod_causes, with_container
 
 I0 = f"{S}.initContainers[0]"
 INV, REQ, FORB, NS, NF, DUP = (
@@ -427,6 +427,27 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
                 f"{C0}.env[0].valueFrom.resourceFieldRef.divisor",
                 INV,
                 'Invalid value: "limits.cpu": only divisor\'s values 1m and 1 are supported with the cpu resource',
+            )
+        ],
+    ),
+    (
+        "a divisor that is not a quantity (the API server cannot decode the Job)",
+        with_container(
+            env=[
+                {
+                    "name": "A",
+                    "valueFrom": {
+                        "resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi_"}
+                    },
+                }
+            ]
+        ),
+        [
+            (
+                "POD-014",
+                f"{C0}.env[0].valueFrom.resourceFieldRef.divisor",
+                INV,
+                f'Invalid value: "1Mi_": {QUANTITY_FORMAT}',
             )
         ],
     ),

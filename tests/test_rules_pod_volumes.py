@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.pod_cases import S, job, pod_causes
+from tests.pod_cases import QUANTITY_FORMAT, S, job, pod_causes
 
 INV, REQ, FORB, NS, TL = (
     "FieldValueInvalid",
@@ -127,6 +127,28 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         ],
     ),
     (
+        "gcePersistentDisk second, under its own name (its errors say persistentDisk)",
+        volume(emptyDir={}, gcePersistentDisk={"pdName": "d"}),
+        [
+            (
+                "POD-015",
+                f"{V0}.gcePersistentDisk",
+                FORB,
+                "Forbidden: may not specify more than 1 volume type",
+            )
+        ],
+    ),
+    (
+        "cephfs second, spelled cephFS (its errors say cephfs)",
+        volume(emptyDir={}, cephfs={"monitors": ["m"]}),
+        [("POD-015", f"{V0}.cephFS", FORB, "Forbidden: may not specify more than 1 volume type")],
+    ),
+    (
+        "projected comes before scaleIO",
+        volume(scaleIO={"gateway": "g", "system": "s", "secretRef": {"name": "n"}}, projected={}),
+        [("POD-015", f"{V0}.scaleIO", FORB, "Forbidden: may not specify more than 1 volume type")],
+    ),
+    (
         "downwardAPI second, with upstream's spelling",
         volume(secret={"secretName": "s"}, downwardAPI={}),
         [
@@ -235,7 +257,7 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         [
             (
                 "POD-015",
-                f"{V0}.downwarAPI",
+                f"{V0}.downwardAPI",
                 REQ,
                 "Required value: one of fieldRef and resourceFieldRef is required",
             )
@@ -246,7 +268,7 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         volume(
             downwardAPI={"items": [{"path": "x", "resourceFieldRef": {"resource": "limits.cpu"}}]}
         ),
-        [("POD-015", f"{V0}.downwarAPI.resourceFieldRef.containerName", REQ, "Required value")],
+        [("POD-015", f"{V0}.downwardAPI.resourceFieldRef.containerName", REQ, "Required value")],
     ),
     (
         "csi driver",
@@ -280,6 +302,11 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         "nfs relative path",
         volume(nfs={"server": "s", "path": "exports"}),
         [("POD-015", f"{V0}.nfs.path", INV, 'Invalid value: "exports": must be an absolute path')],
+    ),
+    (
+        "a sizeLimit that is not a quantity (the API server cannot decode the Job)",
+        volume(emptyDir={"sizeLimit": "1Gb"}),
+        [("POD-015", f"{V0}.emptyDir.sizeLimit", INV, f'Invalid value: "1Gb": {QUANTITY_FORMAT}')],
     ),
     (
         "negative sizeLimit",

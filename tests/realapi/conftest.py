@@ -110,3 +110,21 @@ def jobguard(plane: ControlPlane, tmp_path: Path) -> Iterator[Registered]:
         yield registered
     finally:
         registered.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The differential test's agreement figures, per corpus source and rule area."""
+    from tests.realapi.differential import RECORD
+
+    for run in RECORD:
+        terminalreporter.section("differential: jobguard check against the API server")
+        for line in run.table():
+            terminalreporter.write_line(line)
+        for outcome, entry in run.listed:
+            terminalreporter.write_line(f"  listed: {outcome.describe()} [{entry.reason}]")
+        for outcome in run.outcomes:
+            if outcome.paths_differ:
+                terminalreporter.write_line(
+                    f"  paths differ: {outcome.item.source}/{outcome.item.id}: API server "
+                    f"{sorted(outcome.server.paths)}, jobguard {sorted(outcome.guard.paths)}"
+                )

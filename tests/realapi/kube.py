@@ -97,6 +97,34 @@ def update_job(
     return response
 
 
+def merge_patch(old: Any, new: Any) -> Any:
+    """RFC 7386 merge patch turning old into new."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: dict[str, Any] = {}
+    for key in old.keys() - new.keys():
+        patch[key] = None
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = value
+        elif old[key] != value:
+            patch[key] = merge_patch(old[key], value)
+    return patch
+
+
+def apply_merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: `patch` applied to `target` (neither is changed)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = apply_merge_patch(result.get(key), value)
+    return result
+
+
 def get_job(client: httpx.Client, namespace: str, name: str) -> dict[str, Any]:
     response = client.get(JOBS.format(namespace=namespace) + f"/{name}")
     response.raise_for_status()

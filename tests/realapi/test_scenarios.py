@@ -27,6 +27,7 @@ from tests.realapi.kube import (
     JOBS,
     get_job,
     identity,
+    merge_patch,
     message,
     wait_for,
 )
@@ -40,21 +41,6 @@ GENERATED_LABELS = (
     "batch.kubernetes.io/controller-uid",
     "batch.kubernetes.io/job-name",
 )
-
-
-def merge_patch(old: Any, new: Any) -> Any:
-    """RFC 7386 merge patch turning old into new."""
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        return new
-    patch: dict[str, Any] = {}
-    for key in old.keys() - new.keys():
-        patch[key] = None
-    for key, value in new.items():
-        if key not in old:
-            patch[key] = value
-        elif old[key] != value:
-            patch[key] = merge_patch(old[key], value)
-    return patch
 
 
 def writable(obj: dict[str, Any], namespace: str) -> dict[str, Any]:

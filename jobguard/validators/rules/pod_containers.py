@@ -444,7 +444,9 @@ def check_resource_field_selector(
         return errors
     try:
         divisor = quantity_of(raw)
-    except QuantityError:
+    except QuantityError as exc:
+        # The API server cannot decode the object (a 400 naming the quantity's format).
+        errors.append(invalid(rule, f"{path}.divisor", raw, str(exc)))
         return errors
     if divisor.value == 0:
         return errors

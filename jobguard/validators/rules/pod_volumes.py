@@ -39,38 +39,40 @@ from jobguard.validators.rules.pod_containers import (
     check_resource_field_selector,
 )
 
-# validateVolumeSource's order, and the child name each source is reported under.
+# validateVolumeSource's order, and the child names each source is reported under: its own
+# errors, and "may not specify more than 1 volume type" when another source comes first
+# (upstream spells three of those differently, "downwarAPI" among them).
 SOURCES = (
-    ("emptyDir", "emptyDir"),
-    ("hostPath", "hostPath"),
-    ("gitRepo", "gitRepo"),
-    ("gcePersistentDisk", "persistentDisk"),
-    ("awsElasticBlockStore", "awsElasticBlockStore"),
-    ("secret", "secret"),
-    ("nfs", "nfs"),
-    ("iscsi", "iscsi"),
-    ("glusterfs", "glusterfs"),
-    ("flocker", "flocker"),
-    ("persistentVolumeClaim", "persistentVolumeClaim"),
-    ("rbd", "rbd"),
-    ("cinder", "cinder"),
-    ("cephfs", "cephFS"),
-    ("quobyte", "quobyte"),
-    ("downwardAPI", "downwarAPI"),
-    ("fc", "fc"),
-    ("flexVolume", "flexVolume"),
-    ("configMap", "configMap"),
-    ("azureFile", "azureFile"),
-    ("vsphereVolume", "vsphereVolume"),
-    ("photonPersistentDisk", "photonPersistentDisk"),
-    ("portworxVolume", "portworxVolume"),
-    ("azureDisk", "azureDisk"),
-    ("storageos", "storageos"),
-    ("scaleIO", "scaleIO"),
-    ("projected", "projected"),
-    ("csi", "csi"),
-    ("ephemeral", "ephemeral"),
-    ("image", "image"),
+    ("emptyDir", "emptyDir", "emptyDir"),
+    ("hostPath", "hostPath", "hostPath"),
+    ("gitRepo", "gitRepo", "gitRepo"),
+    ("gcePersistentDisk", "persistentDisk", "gcePersistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore", "awsElasticBlockStore"),
+    ("secret", "secret", "secret"),
+    ("nfs", "nfs", "nfs"),
+    ("iscsi", "iscsi", "iscsi"),
+    ("glusterfs", "glusterfs", "glusterfs"),
+    ("flocker", "flocker", "flocker"),
+    ("persistentVolumeClaim", "persistentVolumeClaim", "persistentVolumeClaim"),
+    ("rbd", "rbd", "rbd"),
+    ("cinder", "cinder", "cinder"),
+    ("cephfs", "cephfs", "cephFS"),
+    ("quobyte", "quobyte", "quobyte"),
+    ("downwardAPI", "downwardAPI", "downwarAPI"),
+    ("fc", "fc", "fc"),
+    ("flexVolume", "flexVolume", "flexVolume"),
+    ("configMap", "configMap", "configMap"),
+    ("azureFile", "azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume", "vsphereVolume"),
+    ("photonPersistentDisk", "photonPersistentDisk", "photonPersistentDisk"),
+    ("portworxVolume", "portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk", "azureDisk"),
+    ("storageos", "storageos", "storageos"),
+    ("projected", "projected", "projected"),
+    ("scaleIO", "scaleIO", "scaleIO"),
+    ("csi", "csi", "csi"),
+    ("ephemeral", "ephemeral", "ephemeral"),
+    ("image", "image", "image"),
 )
 HOST_PATH_TYPES = [
     "",
@@ -86,8 +88,9 @@ ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOnce
 _MORE_THAN_ONE = "may not specify more than 1 volume type"
 
 
-_ORDER = {key: index for index, (key, _) in enumerate(SOURCES)}
-_CHILD = dict(SOURCES)
+_ORDER = {key: index for index, (key, _, _) in enumerate(SOURCES)}
+_CHILD = {key: child for key, child, _ in SOURCES}
+_SECOND = {key: child for key, _, child in SOURCES}
 
 
 def _sources(volume: dict[str, Any], options: PodOptions) -> list[str]:
@@ -268,8 +271,9 @@ def _one_source(
         if isinstance(limit, str | int | float) and not isinstance(limit, bool):
             try:
                 negative = quantity_of(limit).value < 0
-            except QuantityError:
-                negative = False
+            except QuantityError as exc:
+                # The API server cannot decode the object (a 400 naming the quantity's format).
+                return [invalid("POD-015", f"{path}.sizeLimit", limit, str(exc))]
             if negative:
                 detail = "SizeLimit field must be a valid resource quantity"
                 return [forbidden("POD-015", f"{path}.sizeLimit", detail)]
@@ -372,7 +376,7 @@ def judge_volume(
     if isinstance(source, dict) and (source or key not in _EMPTY_OK):
         errors += _one_source(key, source, f"{path}.{_CHILD[key]}", options)
     for other in found[1:]:
-        errors.append(forbidden("POD-015", f"{path}.{_CHILD[other]}", _MORE_THAN_ONE))
+        errors.append(forbidden("POD-015", f"{path}.{_SECOND[other]}", _MORE_THAN_ONE))
     return key, errors
 
 

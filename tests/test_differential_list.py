@@ -1,0 +1,39 @@
+"""The differential test's list of known disagreements (tests/realapi/disagreements.yaml), checked
+without the control plane: every entry is well-formed and names requests the test makes, and the
+generated requests are the same on every run (the list names them by id)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from tests.realapi.differential import (
+    corpus,
+    generated_items,
+    listed,
+    update_items,
+    volume_items,
+)
+
+
+def test_every_listed_pattern_names_requests_the_differential_test_makes() -> None:
+    keys = [
+        f"{item.source}/{item.id}"
+        for item in (*corpus(), *volume_items(), *generated_items(), *update_items())
+    ]
+    entries = listed()
+    assert entries
+    for entry in entries:
+        assert len(entry.reason) > 80, f"{entry.ids}: say which upstream code path and release"
+        assert all(re.fullmatch(r"1\.[0-9]+", v) for v in entry.versions), entry.versions
+        for pattern in entry.ids:
+            assert any(fnmatch.fnmatchcase(key, pattern) for key in keys), pattern
+
+
+def test_the_generated_requests_are_the_same_on_every_run() -> None:
+    first = [(item.id, item.body) for item in generated_items(30)]
+    again = [(item.id, item.body) for item in generated_items(30)]
+    assert first == again
+    assert len({item_id for item_id, _ in first}) == len(first) > 20
+    updates = [(item.id, item.change) for item in update_items(30)]
+    assert updates == [(item.id, item.change) for item in update_items(30)]
