@@ -330,11 +330,24 @@ def test_sigterm_drains_without_failing_a_request() -> None:
             proc.wait()
 
 
+def listening_addresses(port: int) -> set[str]:
+    """The IPv4 addresses a socket listens on at `port`, from the kernel's table (/proc)."""
+    found: set[str] = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, local_port = local.split(":")
+        if state == "0A" and int(local_port, 16) == port:  # 0A: LISTEN
+            found.add(".".join(str(b) for b in reversed(bytes.fromhex(address))))
+    return found
+
+
 @pytest.mark.slow  # a real `jobguard serve` process
 def test_health_port_serves_probes_over_plain_http() -> None:
     port, health = free_port(), free_port()
     with serving(loopback_args(port, "--health-port", str(health))) as proc:
         wait_ready(f"http://127.0.0.1:{health}", proc=proc)
+        # The health port listens where --host says, not on every address.
+        assert listening_addresses(health) == {"127.0.0.1"} == listening_addresses(port)
         assert httpx.get(f"http://127.0.0.1:{health}/healthz").text == "ok"
         assert "jobguard_requests_total" in httpx.get(f"http://127.0.0.1:{health}/metrics").text
         # Metrics are on the metrics (health) port only, not on the webhook's.

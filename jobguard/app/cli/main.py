@@ -105,6 +105,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         body_timeout=args.body_timeout,
         log_bodies=args.log_bodies,
         health_port=args.health_port,
+        # The health port follows --host unless told otherwise: never wider than asked.
+        health_host=args.health_host or args.host,
         memory_budget=args.memory_budget_bytes,
     )
     tls_manager = None
@@ -382,6 +384,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off; "
         "with a health port, /metrics is served there only)",
+    )
+    serve.add_argument(
+        "--health-host",
+        help="address the health port listens on (default: the --host address)",
     )
     serve.add_argument(
         "--tls-reload-interval",

@@ -72,7 +72,8 @@ class ServerOptions:
     """Serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for probes
     and scrapers that cannot present the client certificate TLS may require; with it, /metrics
     is served there only."""
-    health_host: str = "0.0.0.0"
+    health_host: str = "127.0.0.1"
+    """The health port's address (`serve --health-host`, else `--host`)."""
     memory_budget: int = 96 * 1024 * 1024
     """Bytes the bodies being read and judged may cost at once, decoded (see MemoryBudget);
     beyond it a request waits at most BUDGET_WAIT seconds, then gets 503."""
