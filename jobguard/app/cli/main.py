@@ -8,6 +8,7 @@ import gc
 import importlib.util
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -100,13 +101,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tls = bool(args.tls_cert_file)
     if not tls:
         log.warning("serving plain HTTP: the API server calls webhooks only over TLS")
+    health_host = args.health_host or args.host
+    health_sockets: tuple[socket.socket, ...] = ()
+    if args.health_port:
+        from jobguard.app.server.listener import address_text, bind_plain
+
+        try:
+            health_sockets = tuple(bind_plain(health_host, args.health_port))
+        except OSError as exc:
+            where = address_text(health_host, args.health_port)
+            log.error("cannot listen on %s (the health port): %s", where, exc.strerror or exc)
+            return ExitCode.UNAVAILABLE
     options = ServerOptions(
         max_body_bytes=args.max_body_bytes,
         body_timeout=args.body_timeout,
         log_bodies=args.log_bodies,
         health_port=args.health_port,
         # The health port follows --host unless told otherwise: never wider than asked.
-        health_host=args.health_host or args.host,
+        health_host=health_host,
+        health_sockets=health_sockets,
         memory_budget=args.memory_budget_bytes,
     )
     tls_manager = None
@@ -319,7 +332,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 EXIT_CODES = {
-    "serve": "exit codes: 0 stopped, 2 unusable configuration, certificate or arguments",
+    "serve": "exit codes: 0 stopped (SIGTERM, Ctrl-C), 2 unusable configuration, certificate or "
+    "arguments, 3 an address to listen on is in use or cannot be bound (the address is logged)",
     "review": "exit codes: 0 allowed, 1 denied, 2 unusable input or configuration",
     "check": "exit codes: 0 no deny-level violation (nor warn-level with --fail-on warning), "
     "1 at least one, 2 usage error, unreadable or refused input, unknown --base revision",
@@ -576,10 +590,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130
+"""Ctrl-C outside `serve`'s own handling (128 + SIGINT, as shells report it)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = build_parser().parse_args(argv)
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+    except KeyboardInterrupt:  # Ctrl-C: the command stops, without a traceback
+        print("jobguard: interrupted", file=sys.stderr)
+        return INTERRUPTED
     return result
 
 
