@@ -320,7 +320,7 @@ def index_base(rev: str, files: Iterable[str]) -> dict[tuple[str, PairKey], dict
     return index
 
 
-def _with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
+def with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
     metadata = data.get("metadata")
     if not isinstance(metadata, dict) or metadata.get("namespace"):
         return data
@@ -372,7 +372,7 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
                     old = None  # unchanged since REV: judged as a CREATE, as without --base
     # kubectl sets the namespace it applies to; judge the objects the cluster would see.
     namespace = resolve_namespace("", data)
-    new_object = _with_namespace(data, namespace)
+    new_object = with_namespace(data, namespace)
     if old is None:
         # (The namespace given, resolved already: not looked up again.)
         request = Request(
@@ -388,7 +388,7 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
             kind,
             Operation.UPDATE,
             new_object,
-            _with_namespace(old, namespace),
+            with_namespace(old, namespace),
             subresource=options.subresource,
             namespace=namespace,
             requester=options.requester,

@@ -1,4 +1,4 @@
-"""The `jobguard` command: serve, review, check, audit, export, rules, config, certs."""
+"""The `jobguard` command: serve, review, check, test, audit, export, rules, config, certs."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from jobguard.app.config import (
     parse_config,
 )
 from jobguard.app.exits import ExitCode
-from jobguard.validators import DEFAULT_VERSION, Settings
+from jobguard.validators import BOTH_STAGES, DEFAULT_VERSION, Settings, Stage
 
 log = logging.getLogger("jobguard")
 
@@ -181,10 +181,20 @@ def cmd_review(args: argparse.Namespace) -> int:
         print(f"jobguard: {args.file}: cannot read: {exc.strerror}", file=sys.stderr)
         return ExitCode.UNUSABLE
     # The server's own handlers: the review is judged exactly as the webhook would judge it.
-    outcome = (handle_mutate if args.mutate else handle_validate)(body, settings)
+    if args.mutate and args.mutate_first:
+        print("jobguard review: --mutate and --mutate-first exclude each other", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    if args.mutate:
+        outcome = handle_mutate(body, settings)
+    else:
+        outcome = handle_validate(
+            body, settings, BOTH_STAGES if args.mutate_first else Stage.VALIDATING
+        )
     if outcome.review is None:
         print(f"jobguard: {args.file}: {outcome.error}", file=sys.stderr)
         return ExitCode.UNUSABLE
+    if args.mutate_first and outcome.patched:
+        print("jobguard: /mutate set spec.suspend: true first", file=sys.stderr)
     sys.stdout.buffer.write(orjson.dumps(outcome.review, option=orjson.OPT_INDENT_2) + b"\n")
     return ExitCode.OK if outcome.review["response"]["allowed"] else ExitCode.FINDINGS
 
@@ -245,6 +255,24 @@ def cmd_check(args: argparse.Namespace) -> int:
         gc.unfreeze()
         if enabled:
             gc.enable()
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from jobguard.app.cli.suite import FORMATS, SuiteError, SuiteReport, run_suites
+
+    report = SuiteReport()
+    try:
+        run_suites(
+            args.suites,
+            args.config,
+            report,
+            lambda config: _with_version(config, args.kubernetes_version),
+        )
+    except SuiteError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    sys.stdout.write(FORMATS[args.output](report))
+    return ExitCode.FINDINGS if report.failed else ExitCode.OK
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -337,6 +365,7 @@ EXIT_CODES = {
     "review": "exit codes: 0 allowed, 1 denied, 2 unusable input or configuration",
     "check": "exit codes: 0 no deny-level violation (nor warn-level with --fail-on warning), "
     "1 at least one, 2 usage error, unreadable or refused input, unknown --base revision",
+    "test": "exit codes: 0 every case passed, 1 a case failed, 2 unusable suite or configuration",
     "rules": "exit codes: 0",
     "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
     "export vap": "exit codes: 0 written, 2 unusable configuration or version",
@@ -489,6 +518,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rev.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
     rev.add_argument("--mutate", action="store_true", help="answer as the mutating webhook")
+    rev.add_argument(
+        "--mutate-first",
+        action="store_true",
+        help="apply the mutating webhook's patch first, then answer as /validate (what the API "
+        "server does with a request both webhooks see)",
+    )
     _version_option(rev)
     rev.set_defaults(func=cmd_review)
 
@@ -539,6 +574,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out files whose path, or a directory on it, matches (repeatable)",
     )
     chk.set_defaults(func=cmd_check)
+
+    tst = _command(
+        sub,
+        "test",
+        "run suites of requests with their expected verdicts against a configuration",
+    )
+    tst.add_argument("suites", nargs="+", metavar="SUITE", help="suite file (YAML)")
+    tst.add_argument(
+        "--config", help="configuration file (default: the suite's config, else the defaults)"
+    )
+    _version_option(tst)
+    tst.add_argument("--output", choices=["text", "junit"], default="text", help="report format")
+    tst.set_defaults(func=cmd_test)
 
     add_audit_parser(sub, _command)
     add_export_parser(sub, _command)
