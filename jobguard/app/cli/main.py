@@ -28,6 +28,7 @@ from jobguard.app.config import (
 )
 from jobguard.app.exits import ExitCode
 from jobguard.validators import BOTH_STAGES, DEFAULT_VERSION, Settings, Stage
+from jobguard.validators.versions import release_minor
 
 log = logging.getLogger("jobguard")
 
@@ -45,6 +46,8 @@ def _with_version(config: FileConfig, version: str | None) -> FileConfig:
     value validated as the file's is."""
     if version is None:
         return config
+    # A release as people write it (1.35.2, v1.35) names its minor version's semantics.
+    version = release_minor(version) or version
     try:
         checked = parse_config(f"kubernetesVersion: {orjson.dumps(version).decode()}\n", "")
     except ConfigError as exc:
@@ -210,13 +213,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         index_old,
     )
     from jobguard.app.cli.check_report import FORMATS
-    from jobguard.app.cli.manifests import ManifestError, collect, expand_paths
+    from jobguard.app.cli.manifests import ManifestError, collect, expand_paths, name_stdin
     from jobguard.validators import Requester
 
     settings = _offline_settings(args.config, args.kubernetes_version)
-    if args.jobs < 1:
-        print("jobguard: --jobs must be at least 1", file=sys.stderr)
-        return ExitCode.UNUSABLE
+    name_stdin(args.stdin_filename)
     try:
         old = index_old(expand_paths(args.old or []))
     except ManifestError as exc:
@@ -247,6 +248,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         options = CheckOptions(settings, requester, args.subresource or "", old, base)
         report = check(inputs, options, args.jobs)
         report.fail_on = "warn" if args.fail_on == "warning" else "deny"
+        report.quiet = args.quiet
         for error in report.errors:
             print(f"jobguard: {error}", file=sys.stderr)
         sys.stdout.write(FORMATS[args.output](report))
@@ -273,6 +275,19 @@ def cmd_test(args: argparse.Namespace) -> int:
         return ExitCode.UNUSABLE
     sys.stdout.write(FORMATS[args.output](report))
     return ExitCode.FINDINGS if report.failed else ExitCode.OK
+
+
+def _jobs(value: str) -> int:
+    """--jobs: a count of at least 1, or auto (0, see check.auto_jobs)."""
+    if value == "auto":
+        return 0
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: a number of at least 1, or auto")
+    return jobs
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -363,8 +378,9 @@ EXIT_CODES = {
     "serve": "exit codes: 0 stopped (SIGTERM, Ctrl-C), 2 unusable configuration, certificate or "
     "arguments, 3 an address to listen on is in use or cannot be bound (the address is logged)",
     "review": "exit codes: 0 allowed, 1 denied, 2 unusable input or configuration",
-    "check": "exit codes: 0 no deny-level violation (nor warn-level with --fail-on warning), "
-    "1 at least one, 2 usage error, unreadable or refused input, unknown --base revision",
+    "check": "exit codes: 1 at least one deny-level violation (or warn-level with --fail-on "
+    "warning), whatever else happened; else 2 usage error, unreadable or refused input, unknown "
+    "--base revision; else 0",
     "test": "exit codes: 0 every case passed, 1 a case failed, 2 unusable suite or configuration",
     "rules": "exit codes: 0",
     "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
@@ -392,8 +408,8 @@ def _version_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubernetes-version",
         metavar="VERSION",
-        help="judge with this Kubernetes version's semantics (overrides the configuration's "
-        "kubernetesVersion)",
+        help="judge with this Kubernetes version's semantics: 1.35, or a release such as 1.35.2 "
+        "or v1.35 (overrides the configuration's kubernetesVersion)",
     )
 
 
@@ -562,11 +578,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chk.add_argument(
         "--output",
-        choices=["text", "json", "junit", "sarif"],
+        choices=["text", "json", "junit", "sarif", "github"],
         default="text",
-        help="report format",
+        help="report format (github: GitHub Actions annotations)",
     )
-    chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
+    chk.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="leave skipped documents out of the text and github reports",
+    )
+    chk.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the file name reports give standard input (-), e.g. the chart that was rendered",
+    )
+    chk.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N|auto",
+        help="processes the files are shared out to; auto: one per MiB of input, at most the "
+        "CPUs this process may use (its affinity and cgroup CPU quota)",
+    )
     chk.add_argument(
         "--exclude",
         action="append",
