@@ -6,8 +6,12 @@ The commands run in alternating rounds (drift in the machine's speed hits each a
 figure is the median of the rounds, with the median CPU time of the command's processes (the
 workers' included). The ratios are against `--jobs 1` measured in the same rounds.
 
+`--against DIR` times the `jobguard` package under DIR as well (another tree, e.g. a `git
+archive` of an earlier commit), interleaved with this one's (its `auto` left out when it has
+none).
+
 Run: `.venv/bin/python -m bench.bench_check_jobs [--documents N] [--docs-per-file D]
-[--rounds R] [--jobs 1,2,4,auto]`.
+[--rounds R] [--jobs 1,2,4,auto] [--against DIR]`.
 """
 
 from __future__ import annotations
@@ -45,10 +49,20 @@ def main() -> None:
     parser.add_argument("--docs-per-file", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", default="1,2,4,auto")
+    parser.add_argument("--against", type=Path, help="another tree's jobguard package")
     args = parser.parse_args()
     jobguard = str(Path(sys.executable).parent / "jobguard")
-    compile_tree(None)
-    workers = args.jobs.split(",")
+    trees: dict[str, Path | None] = {"this tree": None}
+    if args.against is not None:
+        trees[f"against {args.against}"] = args.against.resolve()
+    for where in trees.values():
+        compile_tree(where)
+    runs = [
+        (w, tree)
+        for w in args.jobs.split(",")
+        for tree in trees
+        if w != "auto" or trees[tree] is None
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "repo"
         directory.mkdir()
@@ -57,24 +71,32 @@ def main() -> None:
         cpus = len(os.sched_getaffinity(0))
         print(f"{n} documents in {files} files; {cpus} CPUs usable")
         print(f"load average before: {os.getloadavg()[0]:.2f}")
-        walls: dict[str, list[float]] = {w: [] for w in workers}
-        cpu: dict[str, list[float]] = {w: [] for w in workers}
+        walls: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
+        cpu: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
         for _ in range(args.rounds):
-            for w in workers:
+            for w, tree in runs:
                 command = [jobguard, "check", "--output", "json", "--jobs", w, str(directory)]
-                wall, used = timed_with_cpu(command)
-                walls[w].append(wall)
-                cpu[w].append(used)
+                wall, used = timed_with_cpu(command, trees[tree])
+                walls[w, tree].append(wall)
+                cpu[w, tree].append(used)
         print(f"load average after:  {os.getloadavg()[0]:.2f}")
-        one = statistics.median(walls[workers[0]])
-        print(f"  {'--jobs':8} {'median s':>9} {'docs/s':>8} {'vs first':>9} {'CPU s':>7}  runs")
-        for w in workers:
-            median = statistics.median(walls[w])
-            runs = " ".join(f"{s:.2f}" for s in walls[w])
+        for tree in trees:
+            one = statistics.median(walls[runs[0][0], tree])
+            print(f"{tree}:")
             print(
-                f"  {w:8} {median:9.2f} {n / median:8.0f} {one / median:8.2f}x"
-                f" {statistics.median(cpu[w]):7.2f}  {runs}"
+                f"  {'--jobs':8} {'median s':>9} {'docs/s':>8} {'vs first':>9} {'CPU s':>7}"
+                f" {'docs/CPU s':>10}  runs"
             )
+            for w, where in runs:
+                if where != tree:
+                    continue
+                median = statistics.median(walls[w, tree])
+                used = statistics.median(cpu[w, tree])
+                shown = " ".join(f"{s:.2f}" for s in walls[w, tree])
+                print(
+                    f"  {w:8} {median:9.2f} {n / median:8.0f} {one / median:8.2f}x"
+                    f" {used:7.2f} {n / used:10.0f}  {shown}"
+                )
 
 
 if __name__ == "__main__":
