@@ -87,8 +87,8 @@ def main() -> None:
                 f"  {'--jobs':8} {'median s':>9} {'docs/s':>8} {'vs first':>9} {'CPU s':>7}"
                 f" {'docs/CPU s':>10}  runs"
             )
-            for w, where in runs:
-                if where != tree:
+            for w, label in runs:
+                if label != tree:
                     continue
                 median = statistics.median(walls[w, tree])
                 used = statistics.median(cpu[w, tree])
