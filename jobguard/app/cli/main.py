@@ -420,7 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jobguard",
         description="Admission webhook and offline checks for Kubernetes batch/v1 Jobs",
         epilog="exit codes (see each command's --help): 0 success or allowed, 1 denied or a "
-        "deny-level violation, 2 unusable input, configuration or arguments",
+        "deny-level violation, 2 unusable input, configuration or arguments, 3 (serve) an address "
+        "to listen on in use",
         formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"jobguard {__version__}")
