@@ -12,7 +12,7 @@ import kubernetes_validate
 import pytest
 
 from jobguard.app.cli.main import build_parser
-from tests.test_chart import KUBERNETES, render
+from tests.test_chart import CHART, KUBERNETES, render
 
 
 def _deployment(values: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -121,6 +121,11 @@ def test_pdb_only_where_it_cannot_block_a_drain() -> None:
     assert percent["PodDisruptionBudget/jobguard"]["spec"]["minAvailable"] == "50%"
     with pytest.raises(helm.HelmError, match="minAvailable 2 with replicaCount 2"):
         render({"podDisruptionBudget": {"minAvailable": 2}})
+    chart = helm.Chart.load(str(CHART))
+    notes = chart.render({"replicaCount": 1}, name="jobguard", namespace="ns")
+    assert "One replica: no PodDisruptionBudget" in notes["jobguard/templates/NOTES.txt"]
+    notes = chart.render({}, name="jobguard", namespace="ns")
+    assert "One replica" not in notes["jobguard/templates/NOTES.txt"]
     off = render({"podDisruptionBudget": {"enabled": False}})
     assert not any(k.startswith("PodDisruptionBudget/") for k in off)
 
