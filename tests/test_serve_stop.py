@@ -45,11 +45,12 @@ def _wait_for(log: Path, text: str, seconds: float) -> float:
 
 def test_sigterm_is_logged_when_it_arrives(tmp_path: Path) -> None:
     port, log = free_port(), tmp_path / "serve.log"
-    proc = _start(loopback_args(port, "--shutdown-delay", "2"), log)
+    proc = _start(loopback_args(port, "--shutdown-delay", "4"), log)
     try:
         wait_ready(f"http://127.0.0.1:{port}", proc=proc)
         proc.send_signal(signal.SIGTERM)
-        assert _wait_for(log, "SIGTERM: not ready", 1.0) < 1.0  # not after the 2 s delay
+        # Logged at once, not when the 4 s delay ends (bounds loose for a busy machine).
+        assert _wait_for(log, "SIGTERM: not ready", 3.0) < 3.0
         assert proc.poll() is None  # still serving through the delay
         assert proc.wait(timeout=15) == 0
     finally:
@@ -69,7 +70,7 @@ def test_ctrl_c_stops_at_once_without_a_traceback(tmp_path: Path) -> None:
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=15) == 0
-        assert time.monotonic() - started < 3.0
+        assert time.monotonic() - started < 4.5  # not after the 5 s shutdown delay
     finally:
         if proc.poll() is None:
             proc.kill()
