@@ -15,5 +15,6 @@ ENV PATH=/opt/jobguard/bin:$PATH \
     PYTHONUNBUFFERED=1
 USER 65532:65532
 EXPOSE 8443
-ENTRYPOINT ["jobguard", "serve"]
-CMD ["--host=0.0.0.0", "--port=8443", "--tls-cert-file=/etc/jobguard/tls/tls.crt", "--tls-private-key-file=/etc/jobguard/tls/tls.key"]
+# The whole CLI: `docker run IMAGE check ...` in CI; with no arguments, the webhook server.
+ENTRYPOINT ["jobguard"]
+CMD ["serve", "--host=0.0.0.0", "--port=8443", "--tls-cert-file=/etc/jobguard/tls/tls.crt", "--tls-private-key-file=/etc/jobguard/tls/tls.key"]

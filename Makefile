@@ -65,6 +65,7 @@ docs: venv
 	$(BIN)/python -m jobguard.app.cli.rules_doc README.md
 	$(BIN)/python -m jobguard.app.chart_rules charts/jobguard/files/rules.yaml
 	$(BIN)/python -m tests.vap_cases
+	$(BIN)/python scripts/pin_hook.py
 
 $(DEV_CERTS)/tls.crt: | venv
 	$(BIN)/jobguard certs generate --service jobguard --namespace jobguard --dev --out-dir $(DEV_CERTS) >/dev/null

@@ -85,7 +85,7 @@ def test_the_rendered_arguments_are_ones_serve_takes() -> None:
             }
         }
     )
-    args = build_parser().parse_args(["serve", *_pod(objects)["containers"][0]["args"]])
+    args = build_parser().parse_args(_pod(objects)["containers"][0]["args"])  # entrypoint: jobguard
     assert (args.audit_interval, args.audit_page_size, args.audit_write_reports) == (60, 500, True)
     assert (args.audit_report_api, args.audit_report_scope) == ("openreports", "object")
 

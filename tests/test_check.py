@@ -168,8 +168,13 @@ def test_unparsable_input_exits_2_naming_file_and_line(
 ) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("apiVersion: batch/v1\nkind: Job\nspec:\n  template: [\n")
-    code, out, err = run(["check", str(anchored), str(broken)], capsys)
+    code, out, err = run(["check", str(broken)], capsys)
     assert code == 2
+    assert f"{broken}:5: cannot parse YAML" in err
+    # Beside a deny-level violation the run exits 1: a deny is never hidden by an input error
+    # (a pipeline may tolerate 2), which is still reported.
+    code, out, err = run(["check", str(anchored), str(broken)], capsys)
+    assert code == 1
     assert f"{broken}:5: cannot parse YAML" in err
     assert "6 violation(s)" in out  # the readable file is still reported
     code, _, err = run(["check", str(tmp_path / "missing.yaml")], capsys)

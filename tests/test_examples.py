@@ -96,7 +96,7 @@ def readme_commands() -> list[tuple[list[str], int, str | None]]:
 
 def test_the_readme_shows_example_commands() -> None:
     commands = {args[0] for args, _, _ in readme_commands()}
-    assert commands == {"review", "check", "config"}
+    assert commands == {"review", "check", "config", "test"}
 
 
 @pytest.mark.parametrize(

@@ -50,11 +50,13 @@ def test_entrypoint_and_default_arguments_are_a_valid_serve_command() -> None:
     final = dict(_stages()[-1])
     entrypoint = json.loads(final["ENTRYPOINT"])
     cmd = json.loads(final["CMD"])
-    assert entrypoint == ["jobguard", "serve"]
+    # The entrypoint is the whole CLI (`docker run IMAGE check ...`); the default command serves.
+    assert entrypoint == ["jobguard"]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["jobguard"] == "jobguard.app.cli.main:main"
     args = build_parser().parse_args(entrypoint[1:] + cmd)
     assert args.command == "serve" and args.port == 8443 and args.tls_cert_file
+    assert build_parser().parse_args(["check", "."]).command == "check"
 
 
 def test_final_stage_is_slim_non_root_and_without_build_tools() -> None:
@@ -83,7 +85,8 @@ def test_chart_arguments_are_accepted_by_the_entrypoint() -> None:
     rendered = chart.render({"server": {"clientCASecret": "ca"}}, name="jobguard", namespace="ns")
     deployment = yaml.safe_load(rendered["jobguard/templates/deployment.yaml"])
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
-    parsed = build_parser().parse_args(["serve", *args])
+    assert args[0] == "serve"  # the entrypoint is `jobguard`
+    parsed = build_parser().parse_args(args)
     assert parsed.client_ca_file == "/etc/jobguard/client-ca/ca.crt"
     assert parsed.config == "/etc/jobguard/config/config.yaml"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -81,7 +82,12 @@ def install_into_clean_venv(env_dir: Path, *wheels: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory.mktemp("dist"), CLEAN_ENV)
+    # One build at a time across xdist's workers: setuptools writes build/ and the egg-info in
+    # the source tree, and two builds at once break each other.
+    lock = tmp_path_factory.getbasetemp().parent / "wheel-build.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return build_wheel(tmp_path_factory.mktemp("dist"), CLEAN_ENV)
 
 
 def test_pypi_validators_and_jobguard_import_side_by_side() -> None:

@@ -1211,7 +1211,10 @@ def test_forced_suspension_bypass_is_denied_and_counted_over_http(client: TestCl
     ]
     assert response["auditAnnotations"] == {"violations": "SUS-008=deny"}
     metrics = client.get("/metrics").text
-    assert 'jobguard_violations_total{enforcement="deny",rule="SUS-008"} 1.0' in metrics
+    assert (
+        'jobguard_violations_total{enforcement="deny",operation="CREATE",policy="queued",'
+        'rule="SUS-008"} 1.0' in metrics
+    )
     # The same review after /mutate's patch is allowed.
     patched = body_for(
         queued_job(suspend=True), user=CRONJOB_CONTROLLER, groups=["system:serviceaccounts"]

@@ -30,6 +30,7 @@ from jobguard.app.admission.review import (
 from jobguard.app.server.app import ServerOptions, create_app
 from jobguard.app.server.observability import (
     LATENCY_BUCKETS,
+    VERDICT_CODES,
     JsonFormatter,
     RequestMetrics,
     log_fields,
@@ -197,11 +198,11 @@ OBSERVED: list[tuple[str, str, str, str, str, float]] = [
     ("mutate", "", "other", "", "bad_request", 31.5),  # beyond the last bound: +Inf only
     ("validate", "UPDATE", "jobs", "", "allowed", 2.5),
 ]
-VIOLATIONS = [("ST-040", "deny", 1), ("SUS-002", "warn", 3), ("ST-040", "deny", 250_000)]
-
-
-def _created_values(text: str) -> str:
-    return re.sub(r"^(\S+_created\{.*\}) \S+$", r"\1 T", text, flags=re.M)
+VIOLATIONS = [
+    ("ST-040", "deny", "", "UPDATE", 1),
+    ("SUS-002", "warn", "queued", "UPDATE", 3),
+    ("ST-040", "deny", "", "UPDATE", 250_000),
+]
 
 
 def test_request_metrics_are_exposed_as_prometheus_client_would() -> None:
@@ -224,32 +225,43 @@ def test_request_metrics_are_exposed_as_prometheus_client_would() -> None:
     histogram = Histogram(
         "jobguard_request_duration_seconds",
         latency.documentation,
-        ["endpoint"],
+        ["endpoint", "verdict", "code"],
         buckets=LATENCY_BUCKETS,
         registry=reference,
     )
     violated = Counter(
         "jobguard_violations_total",
         violations.documentation,
-        ["rule", "enforcement"],
+        ["rule", "enforcement", "policy", "operation"],
         registry=reference,
     )
     for endpoint, operation, resource, subresource, verdict, seconds in OBSERVED:
         lean.count(endpoint, operation, resource, subresource, verdict, seconds)
         counter.labels(endpoint, operation, resource, subresource, verdict).inc()
-        histogram.labels(endpoint).observe(seconds)
-    for rule, enforcement, count in VIOLATIONS:
-        lean.count_violations(rule, enforcement, count)
-        violated.labels(rule, enforcement).inc(count)
+        histogram.labels(endpoint, verdict, VERDICT_CODES[verdict]).observe(seconds)
+    for rule, enforcement, policy, operation, count in VIOLATIONS:
+        lean.count_violations(rule, enforcement, policy, operation, count)
+        violated.labels(rule, enforcement, policy, operation).inc(count)
     expected = generate_latest(reference).decode()
     exposed = generate_latest(lean_registry).decode()
-    assert _created_values(exposed) == _created_values(expected)
+    assert exposed == expected
+    assert "_created" not in exposed
+    bucket = "jobguard_request_duration_seconds_bucket"
+    allowed = 'code="200",endpoint="validate"'
+    assert f'{bucket}{{{allowed},le="0.0001",verdict="allowed"}} 2.0' in exposed
+    assert f'{bucket}{{{allowed},le="0.0001",verdict="denied"}} 1.0' in exposed
+    assert f'{bucket}{{code="200",endpoint="mutate",le="30.0",verdict="allowed"}} 1.0' in exposed
+    total = "jobguard_request_duration_seconds_count"
+    assert f'{total}{{code="400",endpoint="mutate",verdict="bad_request"}} 1.0' in exposed
+    family = "jobguard_violations_total"
     assert (
-        'jobguard_request_duration_seconds_bucket{endpoint="validate",le="0.0001"} 3.0' in exposed
+        f'{family}{{enforcement="deny",operation="UPDATE",policy="",rule="ST-040"}} 250001.0'
+        in exposed
     )
-    assert 'jobguard_request_duration_seconds_bucket{endpoint="mutate",le="30.0"} 1.0' in exposed
-    assert 'jobguard_request_duration_seconds_count{endpoint="mutate"} 2.0' in exposed
-    assert 'jobguard_violations_total{enforcement="deny",rule="ST-040"} 250001.0' in exposed
+    assert (
+        f'{family}{{enforcement="warn",operation="UPDATE",policy="queued",rule="SUS-002"}} 3.0'
+        in exposed
+    )
 
 
 # --- the body, the answer and the refusals at the ASGI level ------------------------------------

@@ -12,3 +12,5 @@ class ExitCode(IntEnum):
     """Denied, a deny-level violation, a certificate expired or expiring."""
     UNUSABLE = 2
     """Unusable input, configuration or arguments; an audit that could not run."""
+    UNAVAILABLE = 3
+    """serve: an address to listen on is in use or cannot be bound (the address is logged)."""

@@ -106,6 +106,7 @@ def _policy_findings(ctx: JobContext, settings: Settings) -> list[FieldError]:
                 f"a job matched by policy '{policy.name}' is not suspended and never was (no "
                 "Suspended condition): it started without the queue; only "
                 f"{policy.controllers.describe()} may create matched jobs running",
+                policy.name,
             )
         )
     return findings

@@ -11,6 +11,9 @@ itself:
 |                              |                      | cluster's mutating stage, /mutate included  |
 | `jobguard review --mutate`   | MUTATING             | replays what /mutate received               |
 | `jobguard review`            | VALIDATING           | replays what /validate received             |
+| `jobguard review             | MUTATING, VALIDATING | what the API server does with a request     |
+|  --mutate-first`, `test`     |                      | both webhooks see (`test`: `mutate: false`  |
+|                              |                      | asks VALIDATING only)                       |
 | `jobguard check` (`audit`)   | MUTATING, VALIDATING | a manifest goes through both stages         |
 
 /validate never mutates: judging a mutated copy would judge an object other than the one the

@@ -96,6 +96,8 @@ class FieldError:
     changes: tuple[FieldChange, ...] = field(default=(), compare=False)
     """For immutability errors, the fields that differ. Never rendered in `body()`: the
     webhook answers exactly as the API server does; `jobguard check` shows them."""
+    policy: str = field(default="", compare=False)
+    """The suspend policy a SUS rule's error is about (metrics, logs and reports name it)."""
 
     def body(self) -> str:
         """The message without the field path (`details.causes[].message`)."""
@@ -162,8 +164,8 @@ def required(rule: str, path: str, detail: str = "") -> FieldError:
     return FieldError(rule, path, ErrorType.REQUIRED, detail)
 
 
-def forbidden(rule: str, path: str, detail: str) -> FieldError:
-    return FieldError(rule, path, ErrorType.FORBIDDEN, detail)
+def forbidden(rule: str, path: str, detail: str, policy: str = "") -> FieldError:
+    return FieldError(rule, path, ErrorType.FORBIDDEN, detail, policy=policy)
 
 
 def immutable(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 SUPPORTED_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
@@ -83,6 +84,16 @@ def choose_version(major: str, minor: str, git_version: str = "") -> VersionChoi
 
     nearest = min(SUPPORTED_VERSIONS, key=distance)
     return VersionChoice(f"{cluster_major}.{cluster_minor}", nearest)
+
+
+_RELEASE = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?")
+
+
+def release_minor(text: str) -> str | None:
+    """ "MAJOR.MINOR" of a release as people write it ("1.35.2", "v1.35", "v1.35.2-eks-4"),
+    or None for anything else."""
+    found = _RELEASE.fullmatch(text.strip())
+    return f"{int(found[1])}.{int(found[2])}" if found else None
 
 
 def _numbers(*parts: str) -> tuple[int, int] | None:

@@ -524,8 +524,10 @@ class Outcome:
         return {"error": self.error or ""}
 
 
-def handle_validate(body: bytes, settings: Settings) -> Outcome:
-    """/validate: the Outcome for a raw body. Never raises.
+def handle_validate(body: bytes, settings: Settings, stages: Stage = Stage.VALIDATING) -> Outcome:
+    """/validate: the Outcome for a raw body. Never raises. With BOTH_STAGES (`review
+    --mutate-first`), jobguard's own mutation is applied first, as the API server applies
+    /mutate's patch before it calls /validate (`Outcome.patched` says whether it did).
 
     Two kinds of bad input, two answers. A body that is not a usable AdmissionReview (not JSON,
     no request uid, a wrongly typed request field) gets HTTP 400 `{"error": ...}`: without a
@@ -541,7 +543,8 @@ def handle_validate(body: bytes, settings: Settings) -> Outcome:
         return Outcome("bad_request", error=str(exc))
     try:
         # The object already went through the cluster's mutating stage (see validators.chain).
-        verdict = admit(parsed.request, settings, Stage.VALIDATING).verdict
+        admission = admit(parsed.request, settings, stages)
+        verdict = admission.verdict
         assert verdict is not None  # the validating stage always judges
         if verdict.violations:
             shown = bounded(verdict)
@@ -554,7 +557,8 @@ def handle_validate(body: bytes, settings: Settings) -> Outcome:
         log.exception("internal error judging request uid=%s", parsed.uid)
         return Outcome("error", _internal_error(parsed), parsed=parsed)
     result: Result = "allowed" if verdict.allowed else "denied"
-    return Outcome(result, review, parsed=parsed, verdict=verdict)
+    patched = admission.mutation.policy is not None
+    return Outcome(result, review, parsed=parsed, verdict=verdict, patched=patched)
 
 
 def handle_mutate(body: bytes, settings: Settings) -> Outcome:

@@ -13,13 +13,16 @@ error too.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
+import math
 import os
 import subprocess
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jobguard.app.cli.manifests import (
@@ -110,6 +113,8 @@ class DocumentResult:
     api_version: str = "batch/v1"
     operation: str = "CREATE"
     """UPDATE when judged against a stored version (`--old`, `--base`)."""
+    recreated: str = ""
+    """Why a document with a stored version was judged as a CREATE (see `recreated_by`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +196,8 @@ class CheckReport:
     """Errors about the command line's inputs rather than one file (empty directories)."""
     fail_on: str = Enforcement.DENY.value
     """The lowest enforcement that fails the run: deny, or warn (`--fail-on warning`)."""
+    quiet: bool = False
+    """`--quiet`: the text and github outputs leave skipped documents out."""
 
     @property
     def results(self) -> list[DocumentResult]:
@@ -230,14 +237,15 @@ class CheckReport:
 
     @property
     def exit_code(self) -> int:
-        """2 for any input error, else 1 for a deny-level violation (or a warn-level one with
-        `fail_on` warn), else 0."""
-        if self.problems:
-            return ExitCode.UNUSABLE
+        """1 for a deny-level violation (or a warn-level one with `fail_on` warn), whatever
+        else happened; else 2 for any input error; else 0. A violation comes first: a pipeline
+        that tolerates 2 (a tool or input problem) must never let a deny through with it."""
         failing = self.count(Enforcement.DENY.value)
         if self.fail_on == Enforcement.WARN.value:
             failing += self.count(Enforcement.WARN.value)
-        return ExitCode.FINDINGS if failing else ExitCode.OK
+        if failing:
+            return ExitCode.FINDINGS
+        return ExitCode.UNUSABLE if self.problems else ExitCode.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +328,7 @@ def index_base(rev: str, files: Iterable[str]) -> dict[tuple[str, PairKey], dict
     return index
 
 
-def _with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
+def with_namespace(data: dict[str, Any], namespace: str) -> dict[str, Any]:
     metadata = data.get("metadata")
     if not isinstance(metadata, dict) or metadata.get("namespace"):
         return data
@@ -357,6 +365,54 @@ def kind_problem(data: Any) -> tuple[bool, str]:
     return False, f'no matches for kind "{kind}" in version "{version}"'
 
 
+RECREATED_ANNOTATION = "jobguard.io/recreated"
+"""Set to "true" on an object that whatever deploys it deletes and creates anew (a script's
+`kubectl replace --force`): `--base` and `--old` judge it as a CREATE."""
+
+
+def _annotation_words(annotations: dict[str, Any], key: str) -> list[str]:
+    value = annotations.get(key)
+    if not isinstance(value, str):
+        return []
+    return [word.strip().lower() for word in value.split(",") if word.strip()]
+
+
+def recreated_by(data: dict[str, Any]) -> str:
+    """Why the deployer deletes this object and creates it anew rather than updating it, from
+    its annotations ("" when it updates it): the API server then sees a CREATE, and the
+    immutability rules of an UPDATE do not apply.
+
+    - Argo CD: `argocd.argoproj.io/sync-options` with `Replace=true` (replace, or delete and
+      create), or any `argocd.argoproj.io/hook` (hooks are created on every sync; their
+      default delete policy is BeforeHookCreation);
+    - Helm: a `helm.sh/hook` whose `helm.sh/hook-delete-policy` includes
+      `before-hook-creation` or `hook-succeeded`, or is absent (Helm's default is
+      before-hook-creation);
+    - Flux: `kustomize.toolkit.fluxcd.io/force: enabled` (recreated when a field is immutable);
+    - anything else: `jobguard.io/recreated: "true"`.
+    """
+    metadata = data.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        return ""
+    if "replace=true" in _annotation_words(annotations, "argocd.argoproj.io/sync-options"):
+        return "argocd.argoproj.io/sync-options: Replace=true"
+    if isinstance(annotations.get("argocd.argoproj.io/hook"), str):
+        return f"argocd.argoproj.io/hook: {annotations['argocd.argoproj.io/hook']}"
+    if isinstance(annotations.get("helm.sh/hook"), str):
+        policies = _annotation_words(annotations, "helm.sh/hook-delete-policy")
+        if not policies:
+            return "helm.sh/hook (default delete policy before-hook-creation)"
+        recreating = [p for p in policies if p in ("before-hook-creation", "hook-succeeded")]
+        if recreating:
+            return f"helm.sh/hook-delete-policy: {recreating[0]}"
+    if _annotation_words(annotations, "kustomize.toolkit.fluxcd.io/force") == ["enabled"]:
+        return "kustomize.toolkit.fluxcd.io/force: enabled"
+    if _annotation_words(annotations, RECREATED_ANNOTATION) == ["true"]:
+        return f"{RECREATED_ANNOTATION}: true"
+    return ""
+
+
 def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
     """The result for a document known to be a batch/v1 Job or CronJob (see `examine`)."""
     data = manifest.data
@@ -370,9 +426,12 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
                 old = options.base.get((manifest.file, key))
                 if old == data:
                     old = None  # unchanged since REV: judged as a CREATE, as without --base
+    recreated = recreated_by(data) if old is not None else ""
+    if recreated:
+        old = None  # deleted and created anew by its deployer: the API server sees a CREATE
     # kubectl sets the namespace it applies to; judge the objects the cluster would see.
     namespace = resolve_namespace("", data)
-    new_object = _with_namespace(data, namespace)
+    new_object = with_namespace(data, namespace)
     if old is None:
         # (The namespace given, resolved already: not looked up again.)
         request = Request(
@@ -388,7 +447,7 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
             kind,
             Operation.UPDATE,
             new_object,
-            _with_namespace(old, namespace),
+            with_namespace(old, namespace),
             subresource=options.subresource,
             namespace=namespace,
             requester=options.requester,
@@ -413,6 +472,7 @@ def _judge(manifest: Manifest, options: CheckOptions) -> DocumentResult:
         records,
         mutations,
         operation=request.operation.value,
+        recreated=recreated,
     )
 
 
@@ -523,6 +583,10 @@ def batch_collection() -> Iterator[None]:
 
 
 _WORKER_OPTIONS: CheckOptions | None = None
+MAX_CHUNK = 64
+"""Files sent to a worker at once, at most."""
+AUTO = 0
+"""`jobs` for `--jobs auto` (see `auto_jobs`)."""
 
 
 def _init_worker(options: CheckOptions) -> None:
@@ -536,6 +600,36 @@ def _check_in_worker(path: str) -> FileOutcome:
     return check_file(path, _WORKER_OPTIONS)
 
 
+AUTO_BYTES_PER_WORKER = 1024 * 1024
+"""`--jobs auto` adds a worker per this much input (about 1,000 documents, a few tenths of a
+second of judging): below it a worker's start-up and the round trips cost more than it saves."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity, lowered by a cgroup v2 CPU quota (a
+    container limited to 2 CPUs on a 64-CPU node must not start 64 workers)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cpus
+
+
+def auto_jobs(files: list[str]) -> int:
+    """`--jobs auto`: one worker per AUTO_BYTES_PER_WORKER of input, at most `usable_cpus()`."""
+    size = 0
+    for path in files:
+        with contextlib.suppress(OSError):
+            size += os.stat(path).st_size if path != STDIN else 0
+    return max(1, min(usable_cpus(), size // AUTO_BYTES_PER_WORKER))
+
+
 def check(paths: list[str] | Inputs, options: CheckOptions, jobs: int = 1) -> CheckReport:
     """Judge every file; results keep the order of the paths. `Inputs` (from
     `manifests.collect`) also carry what `--exclude` left out and empty directories."""
@@ -547,6 +641,8 @@ def check(paths: list[str] | Inputs, options: CheckOptions, jobs: int = 1) -> Ch
         [InputError(d, 0, NO_MANIFEST_FILES) for d in inputs.empty_directories],
     )
     parallel = [p for p in files if p != STDIN]
+    if jobs == AUTO:
+        jobs = auto_jobs(parallel)
     if jobs <= 1 or len(parallel) < 2:
         with batch_collection():
             report.outcomes = [check_file(p, options) for p in files]
@@ -556,7 +652,9 @@ def check(paths: list[str] | Inputs, options: CheckOptions, jobs: int = 1) -> Ch
 
     outcomes: dict[str, FileOutcome] = {}
     with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(options,)) as pool:
-        chunksize = 1
+        # Files go out in chunks: one round trip a file costs more than judging a small one
+        # (a repository of one Job a file). Eight chunks a worker still evens out the load.
+        chunksize = max(1, min(MAX_CHUNK, len(parallel) // (jobs * 8)))
         for path, outcome in zip(
             parallel, pool.map(_check_in_worker, parallel, chunksize=chunksize), strict=True
         ):

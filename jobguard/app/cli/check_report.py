@@ -24,6 +24,7 @@ from jobguard.app.cli.check import (
     SkippedDocument,
     ViolationRecord,
 )
+from jobguard.app.cli.manifests import STDIN_DISPLAY
 from jobguard.validators import RULES_BY_ID
 from jobguard.validators.errors import render_value
 
@@ -84,18 +85,92 @@ def text(report: CheckReport) -> str:
     for outcome in report.outcomes:
         for finding in outcome.findings:
             if isinstance(finding, SkippedDocument):
-                lines.append(skipped_line(finding))
+                if not report.quiet:
+                    lines.append(skipped_line(finding))
             elif isinstance(finding, InputError):
                 lines.append(_error_line(finding))
             else:
                 lines += _result_lines(finding)
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(report: CheckReport) -> str:
     s = report.summary()
     excluded = f", {s['excluded']} excluded" if s["excluded"] else ""
-    lines.append(
+    return (
         f"{s['violations']} violation(s) ({s['deny']} deny, {s['warn']} warn, {s['dryrun']} "
         f"dryrun) in {s['checked']} checked document(s) of {s['files']} file(s); "
         f"{s['skipped']} skipped, {s['errors']} error(s){excluded}"
     )
+
+
+_GITHUB_LEVELS = {"deny": "error", "warn": "warning", "dryrun": "notice"}
+
+
+def _github_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github_command(level: str, file: str, line: int, column: int, title: str, text: str) -> str:
+    where = [f"file={_github_property(file)}"]
+    if line:
+        where.append(f"line={line}")
+        if column:
+            where.append(f"col={column}")
+    where.append(f"title={_github_property(title)}")
+    return f"::{level} {','.join(where)}::{_github_data(text)}"
+
+
+def github(report: CheckReport) -> str:
+    """GitHub Actions workflow commands: an annotation on the pull request's files per
+    violation (deny: error, warn: warning, dryrun: notice), mutation (notice) and input error
+    (error); skipped documents as plain lines (none with --quiet); the summary last. Needs no
+    code scanning, unlike SARIF."""
+    lines = [
+        _github_command("error", e.file, e.line, 0, "jobguard: input error", e.message)
+        for e in report.input_problems
+    ]
+    for outcome in report.outcomes:
+        for finding in outcome.findings:
+            if isinstance(finding, SkippedDocument):
+                if not report.quiet:
+                    lines.append(skipped_line(finding))
+            elif isinstance(finding, InputError):
+                lines.append(
+                    _github_command(
+                        "error",
+                        finding.file,
+                        finding.line,
+                        0,
+                        "jobguard: input error",
+                        finding.message,
+                    )
+                )
+            else:
+                r = finding
+                lines += [
+                    _github_command(
+                        "notice", r.file, m.line, m.column, "jobguard: mutation", m.message
+                    )
+                    for m in r.mutations
+                ]
+                lines += [
+                    _github_command(
+                        _GITHUB_LEVELS[v.enforcement],
+                        r.file,
+                        v.line,
+                        v.column,
+                        f"jobguard {v.rule} ({v.enforcement})",
+                        f"{v.field}: {violation_message(v)}",
+                    )
+                    for v in r.violations
+                ]
+    lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
 
@@ -146,6 +221,8 @@ def _result_json(r: DocumentResult) -> dict[str, Any]:
         "name": r.name,
         "violations": [_violation_json(v) for v in r.violations],
     }
+    if r.recreated:  # a stored version exists, and the deployer recreates the object
+        out["recreated"] = r.recreated
     if r.mutations:
         out["mutations"] = [
             {
@@ -255,7 +332,7 @@ def junit(report: CheckReport) -> str:
 
 def _uri(file: str) -> str:
     """A relative URI reference for a path (spaces, '#' and the like percent-encoded)."""
-    return "stdin" if file == "<stdin>" else quote(file)
+    return "stdin" if file == STDIN_DISPLAY else quote(file)
 
 
 def _location(file: str, line: int, column: int = 0) -> dict[str, Any]:
@@ -368,4 +445,4 @@ def sarif_log(
     return orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-FORMATS = {"text": text, "json": json, "junit": junit, "sarif": sarif}
+FORMATS = {"text": text, "json": json, "junit": junit, "sarif": sarif, "github": github}

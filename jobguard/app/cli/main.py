@@ -1,4 +1,4 @@
-"""The `jobguard` command: serve, review, check, audit, export, rules, config, certs."""
+"""The `jobguard` command: serve, review, check, test, audit, export, rules, config, certs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import gc
 import importlib.util
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from jobguard.app.config import (
     parse_config,
 )
 from jobguard.app.exits import ExitCode
-from jobguard.validators import DEFAULT_VERSION, Settings
+from jobguard.validators import BOTH_STAGES, DEFAULT_VERSION, Settings, Stage
+from jobguard.validators.versions import release_minor
 
 log = logging.getLogger("jobguard")
 
@@ -44,6 +46,8 @@ def _with_version(config: FileConfig, version: str | None) -> FileConfig:
     value validated as the file's is."""
     if version is None:
         return config
+    # A release as people write it (1.35.2, v1.35) names its minor version's semantics.
+    version = release_minor(version) or version
     try:
         checked = parse_config(f"kubernetesVersion: {orjson.dumps(version).decode()}\n", "")
     except ConfigError as exc:
@@ -100,11 +104,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tls = bool(args.tls_cert_file)
     if not tls:
         log.warning("serving plain HTTP: the API server calls webhooks only over TLS")
+    health_host = args.health_host or args.host
+    health_sockets: tuple[socket.socket, ...] = ()
+    if args.health_port:
+        from jobguard.app.server.listener import address_text, bind_plain
+
+        try:
+            health_sockets = tuple(bind_plain(health_host, args.health_port))
+        except OSError as exc:
+            where = address_text(health_host, args.health_port)
+            log.error("cannot listen on %s (the health port): %s", where, exc.strerror or exc)
+            return ExitCode.UNAVAILABLE
     options = ServerOptions(
         max_body_bytes=args.max_body_bytes,
         body_timeout=args.body_timeout,
         log_bodies=args.log_bodies,
         health_port=args.health_port,
+        # The health port follows --host unless told otherwise: never wider than asked.
+        health_host=health_host,
+        health_sockets=health_sockets,
         memory_budget=args.memory_budget_bytes,
     )
     tls_manager = None
@@ -166,10 +184,20 @@ def cmd_review(args: argparse.Namespace) -> int:
         print(f"jobguard: {args.file}: cannot read: {exc.strerror}", file=sys.stderr)
         return ExitCode.UNUSABLE
     # The server's own handlers: the review is judged exactly as the webhook would judge it.
-    outcome = (handle_mutate if args.mutate else handle_validate)(body, settings)
+    if args.mutate and args.mutate_first:
+        print("jobguard review: --mutate and --mutate-first exclude each other", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    if args.mutate:
+        outcome = handle_mutate(body, settings)
+    else:
+        outcome = handle_validate(
+            body, settings, BOTH_STAGES if args.mutate_first else Stage.VALIDATING
+        )
     if outcome.review is None:
         print(f"jobguard: {args.file}: {outcome.error}", file=sys.stderr)
         return ExitCode.UNUSABLE
+    if args.mutate_first and outcome.patched:
+        print("jobguard: /mutate set spec.suspend: true first", file=sys.stderr)
     sys.stdout.buffer.write(orjson.dumps(outcome.review, option=orjson.OPT_INDENT_2) + b"\n")
     return ExitCode.OK if outcome.review["response"]["allowed"] else ExitCode.FINDINGS
 
@@ -185,13 +213,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         index_old,
     )
     from jobguard.app.cli.check_report import FORMATS
-    from jobguard.app.cli.manifests import ManifestError, collect, expand_paths
+    from jobguard.app.cli.manifests import ManifestError, collect, expand_paths, name_stdin
     from jobguard.validators import Requester
 
     settings = _offline_settings(args.config, args.kubernetes_version)
-    if args.jobs < 1:
-        print("jobguard: --jobs must be at least 1", file=sys.stderr)
-        return ExitCode.UNUSABLE
+    name_stdin(args.stdin_filename)
     try:
         old = index_old(expand_paths(args.old or []))
     except ManifestError as exc:
@@ -222,6 +248,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         options = CheckOptions(settings, requester, args.subresource or "", old, base)
         report = check(inputs, options, args.jobs)
         report.fail_on = "warn" if args.fail_on == "warning" else "deny"
+        report.quiet = args.quiet
         for error in report.errors:
             print(f"jobguard: {error}", file=sys.stderr)
         sys.stdout.write(FORMATS[args.output](report))
@@ -230,6 +257,37 @@ def cmd_check(args: argparse.Namespace) -> int:
         gc.unfreeze()
         if enabled:
             gc.enable()
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from jobguard.app.cli.suite import FORMATS, SuiteError, SuiteReport, run_suites
+
+    report = SuiteReport()
+    try:
+        run_suites(
+            args.suites,
+            args.config,
+            report,
+            lambda config: _with_version(config, args.kubernetes_version),
+        )
+    except SuiteError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    sys.stdout.write(FORMATS[args.output](report))
+    return ExitCode.FINDINGS if report.failed else ExitCode.OK
+
+
+def _jobs(value: str) -> int:
+    """--jobs: a count of at least 1, or auto (0, see check.auto_jobs)."""
+    if value == "auto":
+        return 0
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: a number of at least 1, or auto")
+    return jobs
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -317,10 +375,13 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 EXIT_CODES = {
-    "serve": "exit codes: 0 stopped, 2 unusable configuration, certificate or arguments",
+    "serve": "exit codes: 0 stopped (SIGTERM, Ctrl-C), 2 unusable configuration, certificate or "
+    "arguments, 3 an address to listen on is in use or cannot be bound (the address is logged)",
     "review": "exit codes: 0 allowed, 1 denied, 2 unusable input or configuration",
-    "check": "exit codes: 0 no deny-level violation (nor warn-level with --fail-on warning), "
-    "1 at least one, 2 usage error, unreadable or refused input, unknown --base revision",
+    "check": "exit codes: 1 at least one deny-level violation (or warn-level with --fail-on "
+    "warning), whatever else happened; else 2 usage error, unreadable or refused input, unknown "
+    "--base revision; else 0",
+    "test": "exit codes: 0 every case passed, 1 a case failed, 2 unusable suite or configuration",
     "rules": "exit codes: 0",
     "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
     "export vap": "exit codes: 0 written, 2 unusable configuration or version",
@@ -347,8 +408,8 @@ def _version_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubernetes-version",
         metavar="VERSION",
-        help="judge with this Kubernetes version's semantics (overrides the configuration's "
-        "kubernetesVersion)",
+        help="judge with this Kubernetes version's semantics: 1.35, or a release such as 1.35.2 "
+        "or v1.35 (overrides the configuration's kubernetesVersion)",
     )
 
 
@@ -359,7 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jobguard",
         description="Admission webhook and offline checks for Kubernetes batch/v1 Jobs",
         epilog="exit codes (see each command's --help): 0 success or allowed, 1 denied or a "
-        "deny-level violation, 2 unusable input, configuration or arguments",
+        "deny-level violation, 2 unusable input, configuration or arguments, 3 (serve) an address "
+        "to listen on in use",
         formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"jobguard {__version__}")
@@ -382,6 +444,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off; "
         "with a health port, /metrics is served there only)",
+    )
+    serve.add_argument(
+        "--health-host",
+        help="address the health port listens on (default: the --host address)",
     )
     serve.add_argument(
         "--tls-reload-interval",
@@ -469,6 +535,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rev.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
     rev.add_argument("--mutate", action="store_true", help="answer as the mutating webhook")
+    rev.add_argument(
+        "--mutate-first",
+        action="store_true",
+        help="apply the mutating webhook's patch first, then answer as /validate (what the API "
+        "server does with a request both webhooks see)",
+    )
     _version_option(rev)
     rev.set_defaults(func=cmd_review)
 
@@ -507,11 +579,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chk.add_argument(
         "--output",
-        choices=["text", "json", "junit", "sarif"],
+        choices=["text", "json", "junit", "sarif", "github"],
         default="text",
-        help="report format",
+        help="report format (github: GitHub Actions annotations)",
     )
-    chk.add_argument("--jobs", type=int, default=1, help="processes (files are shared out)")
+    chk.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="leave skipped documents out of the text and github reports",
+    )
+    chk.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the file name reports give standard input (-), e.g. the chart that was rendered",
+    )
+    chk.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N|auto",
+        help="processes the files are shared out to; auto: one per MiB of input, at most the "
+        "CPUs this process may use (its affinity and cgroup CPU quota)",
+    )
     chk.add_argument(
         "--exclude",
         action="append",
@@ -519,6 +609,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out files whose path, or a directory on it, matches (repeatable)",
     )
     chk.set_defaults(func=cmd_check)
+
+    tst = _command(
+        sub,
+        "test",
+        "run suites of requests with their expected verdicts against a configuration",
+    )
+    tst.add_argument("suites", nargs="+", metavar="SUITE", help="suite file (YAML)")
+    tst.add_argument(
+        "--config", help="configuration file (default: the suite's config, else the defaults)"
+    )
+    _version_option(tst)
+    tst.add_argument("--output", choices=["text", "junit"], default="text", help="report format")
+    tst.set_defaults(func=cmd_test)
 
     add_audit_parser(sub, _command)
     add_export_parser(sub, _command)
@@ -570,10 +673,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130
+"""Ctrl-C outside `serve`'s own handling (128 + SIGINT, as shells report it)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = build_parser().parse_args(argv)
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+    except KeyboardInterrupt:  # Ctrl-C: the command stops, without a traceback
+        print("jobguard: interrupted", file=sys.stderr)
+        return INTERRUPTED
     return result
 
 

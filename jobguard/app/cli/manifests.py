@@ -357,9 +357,20 @@ def _read_stdin() -> bytes:
     return buffer.read() if buffer is not None else sys.stdin.read().encode()
 
 
+STDIN_DISPLAY = "<stdin>"
+_stdin_name = STDIN_DISPLAY
+
+
+def name_stdin(name: str | None) -> None:
+    """What reports call standard input (`check --stdin-filename`: the file the rendered
+    manifests stand for, where annotations and SARIF results are placed)."""
+    global _stdin_name
+    _stdin_name = name or STDIN_DISPLAY
+
+
 def display_name(path: str) -> str:
-    """How reports name an input: `<stdin>` for `-`, else the path."""
-    return "<stdin>" if path == STDIN else path
+    """How reports name an input: `<stdin>` (or `--stdin-filename`) for `-`, else the path."""
+    return _stdin_name if path == STDIN else path
 
 
 def read_text(path: str) -> str:

@@ -180,6 +180,8 @@ class AuditMetrics:
             ["result"],
             registry=registry,
         )
+        for result in ("success", "failure"):  # both series from the start (alerts on increase)
+            self.runs.labels(result)
 
     def record(self, report: AuditReport, finished: float) -> None:
         self.violations.clear()

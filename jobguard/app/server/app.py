@@ -102,7 +102,10 @@ def create_app(
         health = (
             _health_server(api, metrics, server_options) if server_options.health_port else None
         )
-        health_task = asyncio.create_task(health.serve()) if health is not None else None
+        sockets = list(server_options.health_sockets) or None
+        health_task = (
+            asyncio.create_task(health.serve(sockets=sockets)) if health is not None else None
+        )
         api.state.ready = True
         try:
             yield

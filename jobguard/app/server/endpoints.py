@@ -12,6 +12,7 @@ import asyncio
 import gc
 import logging
 import re
+import socket
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ from jobguard.app.admission.review import (
     handle_validate,
 )
 from jobguard.app.server.observability import Metrics, log_fields
-from jobguard.validators import Enforcement, Operation, Settings
+from jobguard.validators import Enforcement, Operation, Settings, Violation
 
 request_log = logging.getLogger("jobguard.requests")
 
@@ -72,7 +73,11 @@ class ServerOptions:
     """Serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off), for probes
     and scrapers that cannot present the client certificate TLS may require; with it, /metrics
     is served there only."""
-    health_host: str = "0.0.0.0"
+    health_host: str = "127.0.0.1"
+    """The health port's address (`serve --health-host`, else `--host`)."""
+    health_sockets: tuple[socket.socket, ...] = ()
+    """The health port's listening sockets, bound by `serve` before it starts (a busy port is
+    then named at once); bound at start-up from health_host and health_port without them."""
     memory_budget: int = 96 * 1024 * 1024
     """Bytes the bodies being read and judged may cost at once, decoded (see MemoryBudget);
     beyond it a request waits at most BUDGET_WAIT seconds, then gets 503."""
@@ -270,18 +275,22 @@ class WebhookApp:
         # Counted per rule (a request can carry 250,000 violations of one rule); the log names
         # each rule that fired once.
         judged = outcome.verdict
-        fired: dict[tuple[str, Enforcement], int] = {}
+        fired: dict[tuple[str, Enforcement, str], int] = {}
+        violations: list[Violation] = []
         if judged is not None and judged.violations:
             # A single violation is its own unique list (as response_for has it).
             violations = judged.violations if len(judged.violations) == 1 else judged.unique()
             for violation in violations:
-                key = RULE_AND_ENFORCEMENT(violation)
+                key = (*RULE_AND_ENFORCEMENT(violation), violation.error.policy)
                 fired[key] = fired.get(key, 0) + violation.error.stands_for
-            for (rule, enforcement), count in fired.items():
-                self.metrics.count_violations(rule, _ENFORCEMENT_LABELS[enforcement], count)
+            operation = _OPERATION_LABELS[request.operation] if request is not None else ""
+            for (rule, enforcement, policy), count in fired.items():
+                self.metrics.count_violations(
+                    rule, _ENFORCEMENT_LABELS[enforcement], policy, operation, count
+                )
         if not request_log.isEnabledFor(logging.INFO):
             return
-        rules = list(dict.fromkeys(rule for rule, _ in fired))
+        rules = list(dict.fromkeys(rule for rule, _, _ in fired))
         fields: dict[str, Any] = {
             "endpoint": endpoint.strip("/"),
             "verdict": verdict,
@@ -299,6 +308,11 @@ class WebhookApp:
                 dry_run=request.dry_run,
                 rules=rules,
             )
+        if request is not None and violations:
+            # What an operator answers a user with: each rule's first message, its field and
+            # policy, and who asked (groups decide exemptions and controllers).
+            fields["violations"] = _logged_violations(violations)
+            fields["groups"] = list(request.requester.groups)
         if outcome.error is not None:
             fields["reason"] = outcome.error
         if outcome.patched:
@@ -306,6 +320,53 @@ class WebhookApp:
         if self.options.log_bodies:
             fields["body"] = body.decode("utf-8", "replace")
         log_fields(request_log, "admission request", fields)
+        if request_log.isEnabledFor(logging.DEBUG) and request is not None and parsed is not None:
+            request_log.debug(
+                "admission request details",
+                extra={
+                    "fields": {
+                        "uid": parsed.uid,
+                        "body_bytes": len(body),
+                        "judged_in": "thread" if not judged_inline(body) else "loop",
+                        "groups": list(request.requester.groups),
+                        "old_object": request.old_object is not None,
+                        "violations": _logged_violations(violations, limit=100, every=True),
+                        "allowed": outcome.review["response"]["allowed"]
+                        if outcome.review is not None
+                        else None,
+                    }
+                },
+            )
+
+
+LOGGED_VIOLATIONS = 10
+"""A denial's log line names at most this many distinct rules' messages (the response has all)."""
+
+
+def _logged_violations(
+    violations: list[Violation], limit: int = LOGGED_VIOLATIONS, every: bool = False
+) -> list[dict[str, str]]:
+    """Each rule's first violation (every violation with `every`): rule, enforcement, field,
+    message and policy."""
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for violation in violations:
+        error = violation.error
+        if not every and error.rule in seen:
+            continue
+        seen.add(error.rule)
+        entry = {
+            "rule": error.rule,
+            "enforcement": _ENFORCEMENT_LABELS[violation.enforcement],
+            "field": error.path,
+            "message": error.body(),
+        }
+        if error.policy:
+            entry["policy"] = error.policy
+        out.append(entry)
+        if len(out) >= limit:
+            break
+    return out
 
 
 def judged_inline(body: bytes) -> bool:

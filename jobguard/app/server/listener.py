@@ -26,7 +26,7 @@ import ssl
 import struct
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger("jobguard.server")
 
@@ -203,9 +203,26 @@ class Acceptor:
         self.listener.close()
 
 
+def address_text(host: str, port: int) -> str:
+    """`host:port` as a URL writes it (`[::1]:8443` for IPv6)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+_S = TypeVar("_S", bound=socket.socket)
+
+
 def bind(host: str, port: int, limit: int, backlog: int) -> list[Listener]:
     """Listening sockets for every address of `host`, as asyncio's create_server binds them."""
-    listeners: list[Listener] = []
+    return _bind(host, port, backlog, lambda family: Listener(family, limit))
+
+
+def bind_plain(host: str, port: int, backlog: int = 128) -> list[socket.socket]:
+    """Plain listening sockets, bound as `bind` binds (the health port: probes and scrapers)."""
+    return _bind(host, port, backlog, lambda family: socket.socket(family, socket.SOCK_STREAM))
+
+
+def _bind(host: str, port: int, backlog: int, make: Callable[[int], _S]) -> list[_S]:
+    listeners: list[_S] = []
     seen: set[tuple[int, Any]] = set()
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     try:
@@ -213,7 +230,7 @@ def bind(host: str, port: int, limit: int, backlog: int) -> list[Listener]:
             if (family, address) in seen or family not in (socket.AF_INET, socket.AF_INET6):
                 continue
             seen.add((family, address))
-            listener = Listener(family, limit)
+            listener = make(family)
             listeners.append(listener)
             listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import os
 import platform
 import sys
 import threading
@@ -16,7 +15,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
@@ -47,19 +52,32 @@ LATENCY_BUCKETS = (
     30.0,
 )
 _LE = (*map(floatToGoString, LATENCY_BUCKETS), "+Inf")
-# Whether counters and histograms expose `_created`, as prometheus_client decides it.
-_NO_CREATED = os.environ.get("PROMETHEUS_DISABLE_CREATED_SERIES", "False").lower()
-_CREATED = _NO_CREATED not in ("true", "1", "t")
+# No `_created` series anywhere (counters and histograms): they double the series count, and no
+# dashboard or alert reads them. prometheus_client's switch is process-wide; the server is the
+# only process that exports metrics.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 REQUEST_LABELS = ("endpoint", "operation", "resource", "subresource", "verdict")
+LATENCY_LABELS = ("endpoint", "verdict", "code")
+VIOLATION_LABELS = ("rule", "enforcement", "policy", "operation")
+VERDICT_CODES = {
+    "allowed": "200",
+    "denied": "200",
+    "error": "200",  # an AdmissionReview that says why (status 500 inside it)
+    "bad_request": "400",
+    "timeout": "408",
+    "too_large": "413",
+    "busy": "503",
+}
+"""The HTTP status each verdict is answered with (the latency histogram's `code` label, as
+controller-runtime's webhook histogram has it)."""
 
 
 class _Latency:
-    __slots__ = ("buckets", "created", "sum")
+    __slots__ = ("buckets", "sum")
 
     def __init__(self) -> None:
         self.buckets = [0] * len(_LE)  # per bucket, not cumulative; the last is +Inf
         self.sum = 0.0
-        self.created = time.time()
 
 
 class RequestMetrics(Collector):
@@ -73,11 +91,11 @@ class RequestMetrics(Collector):
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self._lock = threading.Lock()
-        self._counts: dict[tuple[str, str, str, str, str], list[float]] = {}
-        """Per label values: [requests, when the series was created]."""
-        self._latency: dict[str, _Latency] = {}
-        self._violations: dict[tuple[str, str], list[float]] = {}
-        """Per (rule, enforcement): [violations, when the series was created]."""
+        self._counts: dict[tuple[str, str, str, str, str], int] = {}
+        self._latency: dict[tuple[str, str], _Latency] = {}
+        """Per (endpoint, verdict)."""
+        self._violations: dict[tuple[str, str, str, str], int] = {}
+        """Per (rule, enforcement, policy, operation)."""
         registry.register(self)
 
     def count(
@@ -91,56 +109,47 @@ class RequestMetrics(Collector):
     ) -> None:
         key = (endpoint, operation, resource, subresource, verdict)
         with self._lock:
-            counted = self._counts.get(key)
-            if counted is None:
-                counted = self._counts[key] = [0, time.time()]
-            counted[0] += 1
-            latency = self._latency.get(endpoint)
+            self._counts[key] = self._counts.get(key, 0) + 1
+            latency = self._latency.get((endpoint, verdict))
             if latency is None:
-                latency = self._latency[endpoint] = _Latency()
+                latency = self._latency[endpoint, verdict] = _Latency()
             # The first bucket whose bound is at least `seconds` (le: less or equal).
             latency.buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1
             latency.sum += seconds
 
-    def count_violations(self, rule: str, enforcement: str, count: int) -> None:
-        key = (rule, enforcement)
+    def count_violations(
+        self, rule: str, enforcement: str, policy: str, operation: str, count: int
+    ) -> None:
+        key = (rule, enforcement, policy, operation)
         with self._lock:
-            counted = self._violations.get(key)
-            if counted is None:
-                counted = self._violations[key] = [0, time.time()]
-            counted[0] += count
+            self._violations[key] = self._violations.get(key, 0) + count
 
     def describe(self) -> list[Metric]:
         return [self._requests_family(), self._latency_family(), self._violations_family()]
 
     def collect(self) -> Iterator[Metric]:
         with self._lock:
-            counts = [(key, value[0], value[1]) for key, value in self._counts.items()]
+            counts = list(self._counts.items())
             latencies = [
-                (endpoint, list(latency.buckets), latency.sum, latency.created)
-                for endpoint, latency in self._latency.items()
+                (key, list(latency.buckets), latency.sum) for key, latency in self._latency.items()
             ]
-            counted_violations = [
-                (key, value[0], value[1]) for key, value in self._violations.items()
-            ]
+            counted_violations = list(self._violations.items())
         requests = self._requests_family()
-        for key, value, created in counts:
-            requests.add_metric(key, value, created=created if _CREATED else None)
+        for key, value in counts:
+            requests.add_metric(key, value)
         yield requests
         family = self._latency_family()
-        for endpoint, buckets, total, created in latencies:
+        for (endpoint, verdict), buckets, total in latencies:
             cumulative = 0.0
             exposed: list[tuple[str, float]] = []
             for le, count in zip(_LE, buckets, strict=True):
                 cumulative += count
                 exposed.append((le, cumulative))
-            family.add_metric([endpoint], exposed, total)
-            if _CREATED:
-                family.add_sample(family.name + "_created", {"endpoint": endpoint}, created)
+            family.add_metric([endpoint, verdict, VERDICT_CODES.get(verdict, "")], exposed, total)
         yield family
         violations = self._violations_family()
-        for labels, value, created in counted_violations:
-            violations.add_metric(labels, value, created=created if _CREATED else None)
+        for labels, value in counted_violations:
+            violations.add_metric(labels, value)
         yield violations
 
     @staticmethod
@@ -148,7 +157,8 @@ class RequestMetrics(Collector):
         return CounterMetricFamily(
             "jobguard_requests_total",
             "Admission requests by endpoint, operation, resource, subresource and verdict "
-            "(allowed, denied, bad_request, error; too_large and timeout for bodies not read).",
+            "(allowed, denied, bad_request, error; too_large and timeout for bodies not read; "
+            "busy over the memory budget).",
             labels=REQUEST_LABELS,
         )
 
@@ -156,16 +166,18 @@ class RequestMetrics(Collector):
     def _violations_family() -> CounterMetricFamily:
         return CounterMetricFamily(
             "jobguard_violations_total",
-            "Rule violations by rule ID and enforcement mode.",
-            labels=("rule", "enforcement"),
+            "Rule violations by rule ID, enforcement mode, suspend policy (empty for rules of "
+            "no policy) and operation.",
+            labels=VIOLATION_LABELS,
         )
 
     @staticmethod
     def _latency_family() -> HistogramMetricFamily:
         return HistogramMetricFamily(
             "jobguard_request_duration_seconds",
-            "Time from the first byte of the body to the response, by endpoint.",
-            labels=["endpoint"],
+            "Time from the first byte of the body to the response, by endpoint, verdict and "
+            "HTTP status code.",
+            labels=LATENCY_LABELS,
         )
 
 
@@ -199,6 +211,10 @@ class Metrics:
             ["result"],
             registry=self.registry,
         )
+        # Both results from the start: an alert on increase() needs the series before the event.
+        for result in ("success", "failure"):
+            self.config_reloads.labels(result)
+            self.certificate_reloads.labels(result)
         self.certificate_expiry_timestamp = Gauge(
             "jobguard_certificate_expiry_timestamp_seconds",
             "Unix time at which the serving certificate expires, its NotAfter (absent without "

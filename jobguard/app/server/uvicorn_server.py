@@ -25,6 +25,7 @@ import asyncio
 import gc
 import importlib.util
 import logging
+import signal
 import ssl
 import sys
 import time
@@ -37,6 +38,7 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.flow_control import service_unavailable
 
+from jobguard.app.exits import ExitCode
 from jobguard.app.server import listener as listening
 
 log = logging.getLogger("jobguard.server")
@@ -437,9 +439,13 @@ class GracefulServer(uvicorn.Server):
                 config.host, config.port, 2 * self.max_connections, config.backlog
             )
         except OSError as exc:
-            logging.getLogger("uvicorn.error").error(exc)
+            log.error(
+                "cannot listen on %s (the webhook port): %s",
+                listening.address_text(config.host, config.port),
+                exc.strerror or exc,
+            )
             await self.lifespan.shutdown()
-            sys.exit(STARTUP_FAILURE)
+            sys.exit(ExitCode.UNAVAILABLE)
 
         def connection() -> asyncio.Protocol:
             inner = config.http_protocol_class(  # type: ignore[call-arg]
@@ -474,12 +480,24 @@ class GracefulServer(uvicorn.Server):
         log.info("jobguard ready (kubernetesVersion %s)", settings.semantics.version)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # Never recorded for uvicorn to raise again once stopped: the stop is the signal's
+        # whole effect, and the process exits 0 (a re-raised SIGINT is a traceback).
         self.jobguard_app.state.ready = False
         self._start_draining()
-        if self.stop_at is not None or self.options.shutdown_delay <= 0:
-            super().handle_exit(sig, frame)  # a second signal: stop now
+        name = signal.Signals(sig).name
+        if self.should_exit:  # a third signal: close everything now
+            self.force_exit = True
             return
-        self._captured_signals.append(sig)
+        # Ctrl-C is someone at a terminal, not the kubelet: no endpoints to wait for.
+        if self.stop_at is not None or self.options.shutdown_delay <= 0 or sig == signal.SIGINT:
+            log.info("%s: stopping now", name)
+            self.should_exit = True
+            return
+        log.info(
+            "%s: not ready; serving for %gs more while endpoints drop this pod, then stopping",
+            name,
+            self.options.shutdown_delay,
+        )
         self.stop_at = time.monotonic() + self.options.shutdown_delay
 
     def _start_draining(self) -> None:

@@ -89,6 +89,7 @@ def check_suspend_policy_create(
             f"{path}.suspend",
             f"jobs matched by policy '{policy.name}' must be created suspended "
             f"(spec.suspend: true); only {who} may create them running",
+            policy.name,
         )
     ]
 
@@ -118,6 +119,7 @@ def check_forced_suspend_kept(
             "mutating webhook, which did not suspend this one (unavailable or refused); "
             f"{opts.requester.username or 'the requester'} acts for others and cannot start it "
             f"without the queue: only {policy.controllers.describe()} may create it running",
+            policy.name,
         )
     ]
 
@@ -145,6 +147,7 @@ def check_suspend_policy_update(
                 "SUS-002",
                 f"{path}.suspend",
                 f"only {who} may resume jobs matched by policy '{name}'",
+                name,
             )
         )
     if change.value & _SUSPENDED and not policy.users_may_suspend:
@@ -153,6 +156,7 @@ def check_suspend_policy_update(
                 "SUS-003",
                 f"{path}.suspend",
                 f"only {who} may suspend jobs matched by policy '{name}'",
+                name,
             )
         )
     if change.value & _SCHEDULING_DIRECTIVES_CHANGED:
@@ -161,6 +165,7 @@ def check_suspend_policy_update(
                 "SUS-004",
                 f"{path}.template",
                 f"only {who} may change scheduling directives of jobs matched by policy '{name}'",
+                name,
             )
         )
     # Any unfinished matched Job: once out of the policy, suspending and resuming it are free,
@@ -176,6 +181,7 @@ def check_suspend_policy_update(
                 "metadata.labels",
                 f"a job matched by policy '{name}' cannot be relabelled out of it "
                 f"({', '.join(old_policy.selected_keys()) or 'its labels'}); only {who} may do that",
+                name,
             )
         )
     errors += _scaled_up(new, old, path, who, name)
@@ -210,6 +216,7 @@ def _scaled_up(new: Job, old: Job, path: str, who: str, name: str) -> list[Field
             f"{path}.{field}",
             f"only {who} may raise {field} ({before} -> {after}) of running jobs matched by "
             f"policy '{name}'",
+            name,
         )
     ]
 
@@ -242,7 +249,7 @@ def check_cronjob_policy(
         )
     else:
         detail = f"its Jobs match policy '{policy.name}' and start running: SUS-001 denies each one"
-    return [forbidden("SUS-007", f"{path}.jobTemplate", detail)]
+    return [forbidden("SUS-007", f"{path}.jobTemplate", detail, policy.name)]
 
 
 def needs_forced_suspend(new: Job, opts: PolicyOptions) -> SuspendPolicy | None:
