@@ -56,4 +56,6 @@ echo "controlplane: built in $(( $(date +%s) - start )) s" >&2
 rm -rf "$out"
 mv "$staging" "$out"
 trap - EXIT
+# Builds of this release from other module hashes, made over a week ago, are not kept.
+find "$cache" -mindepth 1 -maxdepth 1 -name "$version-*" ! -path "$out" -mtime +7 -exec rm -rf {} +
 echo "$out/bin"
