@@ -248,7 +248,17 @@ class ControlPlane:
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         """Start all three and return once the API server is ready, RBAC for the test users is
-        in place and the controllers run; raise ControlPlaneError (logs kept) otherwise."""
+        in place and the controllers run; raise ControlPlaneError (logs kept) otherwise. A port
+        taken between choosing it and binding it costs one more try on fresh ports."""
+        try:
+            self._start(timeout)
+        except ControlPlaneError as error:
+            if "address already in use" not in str(error):
+                raise
+            shutil.rmtree(self.state / "etcd", ignore_errors=True)
+            self._start(timeout)
+
+    def _start(self, timeout: float) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
         self._pki()
         try:

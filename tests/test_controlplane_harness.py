@@ -74,3 +74,15 @@ def test_a_failed_build_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert str(caught.value) == (
         "controlplane/build.sh failed (1): go: k8s.io/kubernetes@v9.9.9: not served"
     )
+
+
+def test_a_port_taken_meanwhile_costs_one_more_try(tmp_path: Path) -> None:
+    # etcd fails to bind the first time (another process took the port), then starts.
+    marker = tmp_path / "tried"
+    script = f"if [ ! -e {marker} ]; then touch {marker}; echo 'bind: address already in use' >&2; exit 1; fi; exec sleep 617"
+    bin_dir = fake_binaries(tmp_path / "bin", script)
+    plane = ControlPlane(tmp_path / "state", bin_dir)
+    with pytest.raises(ControlPlaneError, match=r"etcd /health: not within 1 s"):
+        plane.start(timeout=1)
+    assert marker.exists()  # the second try got past the bind and waited for /health
+    assert "sleep 617 " not in commands()
