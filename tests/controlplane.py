@@ -40,6 +40,7 @@ from jobguard.app import certs
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "controlplane" / "build.sh"
 KUEUE_SA = "system:serviceaccount:kueue-system:kueue-controller-manager"
+CRONJOB_CONTROLLER_SA = "system:serviceaccount:kube-system:cronjob-controller"
 START_TIMEOUT = float(os.environ.get("JOBGUARD_CONTROLPLANE_START_TIMEOUT", "120"))
 BUILD_TIMEOUT = 3600.0
 
@@ -361,9 +362,11 @@ class ControlPlane:
                         "kind": "ClusterRole",
                         "name": "jobguard-test-editor",
                     },
+                    # The cronjob-controller too, so that requests made in its name reach
+                    # admission on every Job write (its own role creates Jobs only).
                     "subjects": [
                         {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
-                        for name in ("alice", "bob", KUEUE_SA)
+                        for name in ("alice", "bob", KUEUE_SA, CRONJOB_CONTROLLER_SA)
                     ],
                 },
             )

@@ -212,3 +212,16 @@ def server_release(plane: ControlPlane) -> str:
         return detect_version(cluster)
     finally:
         cluster.close()
+
+
+def merge_patch_apply(target: Any, patch: Any) -> Any:
+    """RFC 7386: the object `patch` (a JSON merge patch) makes of `target`."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch_apply(result.get(key), value)
+    return result
