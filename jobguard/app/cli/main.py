@@ -19,6 +19,7 @@ from jobguard.app.config import (
     CONFIG_ENV,
     ConfigError,
     FileConfig,
+    config_warnings,
     digest,
     effective_config,
     load_config,
@@ -85,6 +86,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return cluster
     cluster_version, background_audit = cluster
     path = args.config or os.environ.get(CONFIG_ENV) or None
+    for warning in config_warnings(config.to_settings(cluster_version)):
+        log.warning("configuration %s: %s", path or "(defaults)", warning)
     log.info(
         "configuration loaded",
         extra={
@@ -248,6 +251,8 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             invalid += 1
             continue
+        for warning in config_warnings(settings):
+            print(f"{path}: warning: {warning}", file=sys.stderr)
         print(f"{path}: valid ({digest(settings)})")
     return ExitCode.UNUSABLE if invalid else ExitCode.OK
 
