@@ -4,7 +4,12 @@ it in silence."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+
+# Before any test module imports the pipeline's evaluate: every verdict is recorded.
+from tests import firings
 
 E2E_REASON = (
     "they need a real cluster; run them with JOBGUARD_E2E_KUBECONFIG=<kubeconfig> "
@@ -25,3 +30,13 @@ def pytest_terminal_summary(
     if _deselected_e2e or excluded:
         count = f"{len(_deselected_e2e)} " if _deselected_e2e else ""
         terminalreporter.write_line(f"e2e: {count}test(s) deselected: {E2E_REASON}", yellow=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    firings.worker_done(session.config)
+    firings.check(session)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    firings.node_down(node)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from jobguard.app.config import subjects_config
 from jobguard.validators import BUILT_IN_EXEMPTIONS, RULES, RuleInfo
-from jobguard.validators.catalog import JOB_CREATE, JOB_UPDATE
+from jobguard.validators.catalog import JOB_CREATE, JOB_STATUS_UPDATE, JOB_UPDATE
 
 
 def judged_requests(rule: RuleInfo) -> tuple[str, ...]:
@@ -39,10 +39,11 @@ def judged_requests(rule: RuleInfo) -> tuple[str, ...]:
 
 
 def per_policy(rule: RuleInfo) -> bool:
-    """A rule each suspend policy's own registration carries: a SUS rule on `jobs`, which judges
-    only the Jobs in a policy's scope (SUS-007 judges CronJobs, outside any Job's scope)."""
+    """A rule each suspend policy's own registration carries: a SUS rule on `jobs` (and on
+    `jobs/status`, where relabels are judged), which judges only the Jobs in a policy's scope
+    (SUS-007 judges CronJobs, outside any Job's scope)."""
     return rule.needs_suspend_policies and all(
-        request in (JOB_CREATE, JOB_UPDATE) for request in judged_requests(rule)
+        request in (JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE) for request in judged_requests(rule)
     )
 
 

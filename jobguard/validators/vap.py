@@ -251,6 +251,8 @@ class _Spec:
     suspend_policy: str | None = None
     namespace_selector: dict[str, Any] | None = None
     object_selector: dict[str, Any] | None = None
+    with_status: bool = False
+    """Also `jobs/status`: the status strategy stores new labels, so relabels are judged there."""
 
 
 def object_name(*parts: str) -> str:
@@ -278,7 +280,9 @@ def _objects(spec: _Spec, enforcement: Enforcement) -> list[dict[str, Any]]:
                 "apiGroups": ["batch"],
                 "apiVersions": ["v1"],
                 "operations": list(spec.operations),
-                "resources": [spec.resource],
+                "resources": [spec.resource, "jobs/status"]
+                if spec.with_status
+                else [spec.resource],
                 "scope": "Namespaced",
             }
         ],
@@ -548,6 +552,38 @@ def _sus_005(scope: _PolicyScope) -> _Spec | None:
             ("staysInPolicy", stays),
         ),
         **scope.selectors,
+        with_status=True,
+    )
+
+
+def _sus_009(scope: _PolicyScope) -> _Spec | None:
+    name, policies, index = scope.name, scope.policies, scope.index
+    keys = ", ".join(scope.policy.selected_keys()) or "its labels"
+    detail = (
+        f"a running job cannot be relabelled into policy '{name}' ({keys}): it would run "
+        f"without its controllers' admission; suspend it first, or only {scope.who} may do that"
+    )
+    comes_in = _with_labels(
+        "oldObject",
+        "old",
+        _with_labels(
+            "object",
+            "new",
+            f"(!{_any_match(policies, 'old')} && {_first_match(policies, index, 'new')})",
+        ),
+    )
+    return _Spec(
+        "SUS-009",
+        object_name("sus-009", name),
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"{_finished('oldObject')} || {_SUSPEND}",
+            "message": _message("SUS-009", "metadata.labels", detail),
+        },
+        (*scope.common, ("comes-into-policy", comes_in)),
+        **scope.selectors,
+        with_status=True,
     )
 
 
@@ -588,6 +624,7 @@ SUS_BUILDERS: Mapping[str, Callable[[_PolicyScope], _Spec | None]] = {
     "SUS-004": _sus_004,
     "SUS-005": _sus_005,
     "SUS-006": _sus_006,
+    "SUS-009": _sus_009,
 }
 """The CEL of each exported SUS rule (`RuleInfo.vap`), built once per suspend policy, in the
 order the export writes them; None where the policy needs none."""
