@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from jobguard.app.chart_rules import judged_requests, per_policy
+from jobguard.app.chart_rules import judged_requests
 from jobguard.validators import Enforcement, Settings
+from jobguard.validators.registrations import per_policy
 
 
 class Profile(StrEnum):

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from jobguard.app.chart_rules import judged_requests, per_policy
+from jobguard.app.chart_rules import judged_requests
 from jobguard.app.config import RULE_PARAMS, parse_config
 from jobguard.validators import AT_REST, NOT_AT_REST, RULES, RULES_BY_ID, export_vap
 from jobguard.validators.catalog import REQUESTS, AtRest, RuleInfo, _r
+from jobguard.validators.registrations import per_policy
 from jobguard.validators.vap import NE_BUILDERS, NOT_BUILT, SUS_BUILDERS
 from tests.test_vap import everything
 

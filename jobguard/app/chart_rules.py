@@ -30,21 +30,12 @@ from pathlib import Path
 
 from jobguard.app.config import subjects_config
 from jobguard.validators import BUILT_IN_EXEMPTIONS, RULES, RuleInfo
-from jobguard.validators.catalog import JOB_CREATE, JOB_STATUS_UPDATE, JOB_UPDATE
+from jobguard.validators.registrations import per_policy
 
 
 def judged_requests(rule: RuleInfo) -> tuple[str, ...]:
     """The requests a rule judges (its catalogue entry's `requests`)."""
     return rule.requests
-
-
-def per_policy(rule: RuleInfo) -> bool:
-    """A rule each suspend policy's own registration carries: a SUS rule on `jobs` (and on
-    `jobs/status`, where relabels are judged), which judges only the Jobs in a policy's scope
-    (SUS-007 judges CronJobs, outside any Job's scope)."""
-    return rule.needs_suspend_policies and all(
-        request in (JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE) for request in judged_requests(rule)
-    )
 
 
 CHART_RULES_HEADER = (

@@ -309,6 +309,86 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_registrations(args: argparse.Namespace) -> int:
+    import yaml
+
+    from jobguard.validators.registrations import (
+        ClientConfig,
+        FailurePolicy,
+        Profile,
+        RegistrationOptions,
+        webhook_configurations,
+    )
+
+    settings = _offline_settings(args.config)
+    try:
+        if args.service:
+            namespace, sep, name = args.service.partition("/")
+            if not sep or not namespace or not name or "/" in name:
+                raise ValueError(f"--service {args.service!r} is not NAMESPACE/NAME")
+            client = ClientConfig(service_namespace=namespace, service_name=name, port=args.port)
+        else:
+            client = ClientConfig(url=args.url)
+    except ValueError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    ca_bundle = None
+    if args.ca_bundle:
+        try:
+            with open(args.ca_bundle, "rb") as file:
+                ca_bundle = file.read(1024 * 1024)
+        except OSError as exc:
+            print(f"jobguard: --ca-bundle {args.ca_bundle}: {exc.strerror}", file=sys.stderr)
+            return ExitCode.UNUSABLE
+        if b"-----BEGIN CERTIFICATE-----" not in ca_bundle:
+            print(f"jobguard: --ca-bundle {args.ca_bundle}: no PEM certificate", file=sys.stderr)
+            return ExitCode.UNUSABLE
+    options = RegistrationOptions(
+        name=args.name,
+        domain=args.domain,
+        profile=Profile(args.profile),
+        failure_policy=FailurePolicy(args.failure_policy),
+        mutating=not args.no_mutating,
+        timeout_seconds=args.timeout_seconds,
+        opt_in_label=args.opt_in_label,
+    )
+    objects = webhook_configurations(settings, client, ca_bundle, options)
+    if args.output == "json":
+        sys.stdout.write(orjson.dumps(objects, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(objects, sort_keys=False))
+    return ExitCode.OK
+
+
+def _add_registrations_parser(sub: Any) -> None:
+    reg = _command(
+        sub,
+        "registrations",
+        "print the ValidatingWebhookConfiguration and MutatingWebhookConfiguration that send "
+        "jobguard exactly what the configuration judges",
+    )
+    reg.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
+    where = reg.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="jobguard's base URL (https://host:port), outside a cluster")
+    where.add_argument("--service", metavar="NS/NAME", help="jobguard's Service")
+    reg.add_argument("--port", type=int, default=443, help="the Service's port")
+    reg.add_argument("--ca-bundle", metavar="FILE", help="PEM CA the API server trusts jobguard by")
+    reg.add_argument("--name", default="jobguard", help="the objects' name")
+    reg.add_argument("--domain", default="jobguard.io", help="the webhooks' name suffix")
+    reg.add_argument("--profile", choices=["policy", "full"], default="policy", help="rules")
+    reg.add_argument(
+        "--failure-policy",
+        choices=["Auto", "Fail", "Ignore"],
+        default="Auto",
+        help="Auto: a suspend policy's own webhook fails closed, the others open",
+    )
+    reg.add_argument("--no-mutating", action="store_true", help="register no /mutate webhook")
+    reg.add_argument("--timeout-seconds", type=int, default=5, help="the webhooks' timeout")
+    reg.add_argument("--opt-in-label", help="guard only namespaces labelled LABEL=true")
+    reg.add_argument("--output", choices=["yaml", "json"], default="yaml", help="format")
+    reg.set_defaults(func=cmd_registrations)
+
+
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Every option's default after its help (flags that are off say nothing); epilogs (exit
     codes) kept as written."""
@@ -329,6 +409,7 @@ EXIT_CODES = {
     "rules": "exit codes: 0",
     "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
     "export vap": "exit codes: 0 written, 2 unusable configuration or version",
+    "registrations": "exit codes: 0 written, 2 unusable configuration, arguments or CA bundle",
     "config validate": "exit codes: 0 every file valid, 2 any invalid (every problem on stderr)",
     "config show": "exit codes: 0, 2 unusable configuration",
     "certs generate": "exit codes: 0 written, 2 files exist (use --force)",
@@ -527,6 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_audit_parser(sub, _command)
     add_export_parser(sub, _command)
+    _add_registrations_parser(sub)
 
     rules = _command(
         sub, "rules", "list every rule: ID, area, default enforcement, where it is checked"
