@@ -67,7 +67,7 @@ def _offline_settings(path: str | None, version: str | None = None) -> Settings:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from jobguard.app.cluster.commands import serve_cluster
+    from jobguard.app.cluster.commands import serve_cluster, serve_registrar
     from jobguard.app.server.app import ServerOptions, create_app
     from jobguard.app.server.observability import configure_logging
     from jobguard.app.server.uvicorn_server import ServeOptions, serve
@@ -85,6 +85,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if isinstance(cluster, int):
         return cluster
     cluster_version, background_audit = cluster
+    registrar = serve_registrar(args)
+    if isinstance(registrar, int):
+        return registrar
     path = args.config or os.environ.get(CONFIG_ENV) or None
     for warning in config_warnings(config.to_settings(cluster_version)):
         log.warning("configuration %s: %s", path or "(defaults)", warning)
@@ -136,6 +139,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls=tls_manager,
         cluster_version=cluster_version,
         audit=background_audit,
+        registrar=registrar,
     )
     serve_options = ServeOptions(
         host=args.host,
@@ -439,7 +443,12 @@ def _version_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jobguard.app.cluster.commands import add_audit_parser, add_export_parser, add_serve_options
+    from jobguard.app.cluster.commands import (
+        add_audit_parser,
+        add_export_parser,
+        add_registration_options,
+        add_serve_options,
+    )
 
     parser = argparse.ArgumentParser(
         prog="jobguard",
@@ -545,6 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds in-flight requests get after the listener closes",
     )
     add_serve_options(serve)
+    add_registration_options(serve)
     serve.set_defaults(func=cmd_serve)
 
     rev = _command(sub, "review", "judge one AdmissionReview JSON as /validate (or /mutate) does")

@@ -210,6 +210,110 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def add_registration_options(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group(
+        "webhook registrations (jobguard keeps its own; the leader of the replicas writes them)"
+    )
+    group.add_argument(
+        "--register-webhooks",
+        metavar="NS/NAME",
+        help="keep the webhook configurations for this Service (off: registered by others)",
+    )
+    group.add_argument("--webhook-service-port", type=int, default=443, help="the Service's port")
+    group.add_argument(
+        "--webhook-lease", metavar="NS/NAME", help="the Lease (default: NS/<NAME>-leader)"
+    )
+    group.add_argument(
+        "--webhook-ca-file",
+        help="PEM CA bundle for the registrations (default: ca.crt beside --tls-cert-file)",
+    )
+    group.add_argument(
+        "--webhook-owner", metavar="CLUSTERROLE", help="owner of the objects (removed with it)"
+    )
+    group.add_argument("--webhook-name", default="jobguard", help="the objects' name")
+    group.add_argument("--webhook-domain", default="jobguard.io", help="webhook name suffix")
+    group.add_argument(
+        "--webhook-profile",
+        choices=["policy", "full"],
+        default="policy",
+        help="the rules registered: the policy rules, or every rule",
+    )
+    group.add_argument(
+        "--webhook-failure-policy",
+        choices=["Auto", "Fail", "Ignore"],
+        default="Auto",
+        help="Auto: a suspend policy's own webhook fails closed, the others open",
+    )
+    group.add_argument(
+        "--webhook-timeout-seconds", type=int, default=5, help="the webhooks' timeoutSeconds"
+    )
+    group.add_argument("--webhook-opt-in-label", help="guard only namespaces labelled LABEL=true")
+
+
+def _namespaced(value: str, option: str) -> tuple[str, str]:
+    namespace, sep, name = value.partition("/")
+    if not sep or not namespace or not name or "/" in name:
+        raise ValueError(f"{option} {value!r} is not NAMESPACE/NAME")
+    return namespace, name
+
+
+def serve_registrar(args: argparse.Namespace) -> tuple[Callable[[], Any], Any] | int | None:
+    """The leader's registrations loop for `serve --register-webhooks`: (connect, options), None
+    when not asked, an exit code for unusable options."""
+    if not args.register_webhooks:
+        return None
+    import os
+    import socket
+    from pathlib import Path
+
+    from jobguard.app.cluster.client import Cluster, connect
+    from jobguard.app.cluster.lease import LeaseConfig
+    from jobguard.app.cluster.registrar import RegistrarOptions
+    from jobguard.validators.registrations import (
+        ClientConfig,
+        FailurePolicy,
+        Profile,
+        RegistrationOptions,
+    )
+
+    try:
+        namespace, name = _namespaced(args.register_webhooks, "--register-webhooks")
+        lease_ns, lease_name = (
+            _namespaced(args.webhook_lease, "--webhook-lease")
+            if args.webhook_lease
+            else (namespace, f"{name}-leader")
+        )
+    except ValueError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    ca_file = args.webhook_ca_file
+    if ca_file is None and args.tls_cert_file:
+        beside = Path(args.tls_cert_file).with_name("ca.crt")
+        ca_file = str(beside) if beside.exists() else None
+    identity = os.environ.get("POD_NAME") or socket.gethostname()
+    options = RegistrarOptions(
+        client=ClientConfig(
+            service_namespace=namespace, service_name=name, port=args.webhook_service_port
+        ),
+        ca_file=ca_file,
+        lease=LeaseConfig(lease_ns, lease_name, identity),
+        registration=RegistrationOptions(
+            name=args.webhook_name,
+            domain=args.webhook_domain,
+            profile=Profile(args.webhook_profile),
+            failure_policy=FailurePolicy(args.webhook_failure_policy),
+            timeout_seconds=args.webhook_timeout_seconds,
+            opt_in_label=args.webhook_opt_in_label,
+        ),
+        owner_cluster_role=args.webhook_owner,
+    )
+
+    def factory() -> Cluster:
+        return connect(args.kubeconfig, args.context)
+
+    return factory, options
+
+
 def serve_cluster(args: argparse.Namespace, config: FileConfig) -> tuple[str | None, Any] | int:
     """What `serve` needs from the cluster: the version `kubernetesVersion: auto` stands for and
     the background audit's options (each None when not asked); an exit code when the cluster
