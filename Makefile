@@ -34,12 +34,10 @@ unit-all: venv
 
 test: lint typecheck unit-all
 
-# The rule reference, README.md's rule table and the chart's copy of the catalogue, generated
-# from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.
+# The rule reference and README.md's rule table, generated from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.
 docs: venv
 	$(BIN)/jobguard rules --markdown > docs/RULES.md.tmp && mv docs/RULES.md.tmp docs/RULES.md
 	$(BIN)/python -m jobguard.app.cli.rules_doc README.md
-	$(BIN)/python -m jobguard.app.chart_rules charts/jobguard/files/rules.yaml
 	$(BIN)/python -m tests.vap_cases
 
 $(DEV_CERTS)/tls.crt: | venv

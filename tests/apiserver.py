@@ -404,3 +404,16 @@ def serving(directory: Path) -> Iterator[StandIn]:
         server.clear()
         if server.is_running():
             server.stop()
+
+
+@contextlib.contextmanager
+def connected(server: StandIn, directory: Path) -> Iterator[Any]:
+    """The shared stand-in, reset, and a `jobguard.app.cluster.client.Cluster` connected to it."""
+    from jobguard.app.cluster.client import connect
+
+    server.cluster.reset()
+    connection = connect(str(server.kubeconfig(directory / "kubeconfig")))
+    try:
+        yield connection
+    finally:
+        connection.close()

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from jobguard.app.cluster.client import Cluster, connect
+from jobguard.app.cluster.client import Cluster
 from jobguard.app.cluster.lease import LeaseConfig, LeaseElector
 from jobguard.app.cluster.registrar import Registrar, RegistrarOptions
 from jobguard.app.config import parse_config
 from jobguard.validators import Settings
 from jobguard.validators.registrations import ClientConfig, webhook_configurations
-from tests.apiserver import StandIn, serving
+from tests.apiserver import StandIn, connected, serving
 from tests.corpus import KUEUE_SETUP
 
 LEASE = ("coordination.k8s.io", "leases")
@@ -35,10 +35,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
 
 @pytest.fixture
 def cluster(server: StandIn, tmp_path: Path) -> Iterator[Cluster]:
-    server.cluster.reset()
-    connection = connect(str(server.kubeconfig(tmp_path / "kubeconfig")))
-    yield connection
-    connection.close()
+    with connected(server, tmp_path) as connection:
+        yield connection
 
 
 class Clock:

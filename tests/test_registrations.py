@@ -375,3 +375,61 @@ def test_a_url_client_and_the_command(tmp_path: Path, capsys: pytest.CaptureFixt
         "jobguard: --service 'nonsense' is not NAMESPACE/NAME\n",
     )
     assert run([*args, "--ca-bundle", str(config)], capsys)[2].endswith("no PEM certificate\n")
+
+
+# README's table of where the Kueue set-up's requests go.
+KUEUE_TABLE: list[tuple[str, Call, list[tuple[str, str]]]] = [
+    (
+        "a user creates a queued Job in team-a",
+        Call("CREATE", "jobs", "team-a", {QUEUE: "q"}),
+        [("queued.jobs.jobguard.io", "Fail"), ("queued.jobs.mutate.jobguard.io", "Ignore")],
+    ),
+    ("a user creates a Job without a queue in team-a", Call("CREATE", "jobs", "team-a", {}), []),
+    ("an empty queue label", Call("CREATE", "jobs", "team-a", {QUEUE: ""}), []),
+    ("a queued Job in batch", Call("CREATE", "jobs", "batch", {QUEUE: "q"}), []),
+    (
+        "the cronjob-controller creates a queued Job in team-a",
+        Call("CREATE", "jobs", "team-a", {QUEUE: "q"}, user=CRONJOB_CONTROLLER),
+        [("queued.jobs.jobguard.io", "Fail"), ("queued.jobs.mutate.jobguard.io", "Ignore")],
+    ),
+    (
+        "Kueue resumes a queued Job",
+        Call("UPDATE", "jobs", "team-a", {QUEUE: "q"}, {QUEUE: "q"}, user=KUEUE_SA),
+        [("jobs.jobguard.io", "Ignore")],
+    ),
+    (
+        "a user relabels a queued Job out of the queue",
+        Call("UPDATE", "jobs", "team-a", {}, {QUEUE: "q"}),
+        [("queued.jobs.jobguard.io", "Fail"), ("jobs.jobguard.io", "Ignore")],
+    ),
+    (
+        "an administrator updates a queued Job",
+        Call("UPDATE", "jobs", "team-a", {QUEUE: "q"}, {QUEUE: "q"}, "root", ("system:masters",)),
+        [],
+    ),
+    (
+        "the job-controller writes a queued Job's status",
+        Call("UPDATE", "jobs/status", "team-a", {QUEUE: "q"}, {QUEUE: "q"}, user=JOB_CONTROLLER),
+        [],
+    ),
+    (
+        "a user writes a queued Job's status",
+        Call("UPDATE", "jobs/status", "team-a", {QUEUE: "q"}, {QUEUE: "q"}),
+        [("jobs-status.jobguard.io", "Ignore")],
+    ),
+    (
+        "a user removes a queued Job's queue label through jobs/status",
+        Call("UPDATE", "jobs/status", "team-a", {}, {QUEUE: "q"}),
+        [("queued.jobs.jobguard.io", "Fail"), ("jobs-status.jobguard.io", "Ignore")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "expected"), KUEUE_TABLE, ids=[t[0] for t in KUEUE_TABLE])
+def test_kueue_requests_go_where_the_readme_says(
+    name: str, call: Call, expected: list[tuple[str, str]]
+) -> None:
+    settings = parse_config(KUEUE_SETUP.read_text()).to_settings()
+    assert sorted(delivered(webhook_configurations(settings, CLIENT, None), call)) == sorted(
+        expected
+    )

@@ -8,8 +8,9 @@ not enforced upstream: NE-001 and NE-002 are on by default, the other NE rules o
 configured; SUS rules act only when suspend policies are configured.
 
 Each entry also carries the rule's other facts, which the rest of jobguard reads from here
-rather than restating: the admission requests it judges (`requests`: the webhook registrations
-and the chart's copy, `jobguard.app.chart_rules`), whether it holds for a stored object and why
+rather than restating: the admission requests it judges (`requests`: the webhook registrations,
+`jobguard.validators.registrations`; tests/firings.py checks them against what each rule fires
+on), whether it holds for a stored object and why
 (`at_rest`: `jobguard audit`, `jobguard.validators.at_rest`), and whether it is exported as
 ValidatingAdmissionPolicy CEL and, if never, why (`vap`: `jobguard.validators.vap`, whose CEL
 builders are keyed by the IDs marked exported).

@@ -67,7 +67,7 @@ def _offline_settings(path: str | None, version: str | None = None) -> Settings:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from jobguard.app.cluster.commands import serve_cluster, serve_registrar
+    from jobguard.app.cluster.commands import serve_certificates, serve_cluster, serve_registrar
     from jobguard.app.server.app import ServerOptions, create_app
     from jobguard.app.server.observability import configure_logging
     from jobguard.app.server.uvicorn_server import ServeOptions, serve
@@ -85,7 +85,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if isinstance(cluster, int):
         return cluster
     cluster_version, background_audit = cluster
-    registrar = serve_registrar(args)
+    certificates = serve_certificates(args)
+    if isinstance(certificates, int):
+        return certificates
+    registrar = serve_registrar(args, certificates[1] if certificates else None)
     if isinstance(registrar, int):
         return registrar
     path = args.config or os.environ.get(CONFIG_ENV) or None
@@ -140,6 +143,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cluster_version=cluster_version,
         audit=background_audit,
         registrar=registrar,
+        certificate_sync=certificates[0] if certificates else None,
     )
     serve_options = ServeOptions(
         host=args.host,
@@ -316,13 +320,8 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
 def cmd_registrations(args: argparse.Namespace) -> int:
     import yaml
 
-    from jobguard.validators.registrations import (
-        ClientConfig,
-        FailurePolicy,
-        Profile,
-        RegistrationOptions,
-        webhook_configurations,
-    )
+    from jobguard.app.cluster.commands import webhook_options
+    from jobguard.validators.registrations import ClientConfig, webhook_configurations
 
     settings = _offline_settings(args.config)
     try:
@@ -347,15 +346,7 @@ def cmd_registrations(args: argparse.Namespace) -> int:
         if b"-----BEGIN CERTIFICATE-----" not in ca_bundle:
             print(f"jobguard: --ca-bundle {args.ca_bundle}: no PEM certificate", file=sys.stderr)
             return ExitCode.UNUSABLE
-    options = RegistrationOptions(
-        name=args.name,
-        domain=args.domain,
-        profile=Profile(args.profile),
-        failure_policy=FailurePolicy(args.failure_policy),
-        mutating=not args.no_mutating,
-        timeout_seconds=args.timeout_seconds,
-        opt_in_label=args.opt_in_label,
-    )
+    options = webhook_options(args, "")
     objects = webhook_configurations(settings, client, ca_bundle, options)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(objects, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -365,6 +356,8 @@ def cmd_registrations(args: argparse.Namespace) -> int:
 
 
 def _add_registrations_parser(sub: Any) -> None:
+    from jobguard.app.cluster.commands import add_webhook_options
+
     reg = _command(
         sub,
         "registrations",
@@ -377,18 +370,7 @@ def _add_registrations_parser(sub: Any) -> None:
     where.add_argument("--service", metavar="NS/NAME", help="jobguard's Service")
     reg.add_argument("--port", type=int, default=443, help="the Service's port")
     reg.add_argument("--ca-bundle", metavar="FILE", help="PEM CA the API server trusts jobguard by")
-    reg.add_argument("--name", default="jobguard", help="the objects' name")
-    reg.add_argument("--domain", default="jobguard.io", help="the webhooks' name suffix")
-    reg.add_argument("--profile", choices=["policy", "full"], default="policy", help="rules")
-    reg.add_argument(
-        "--failure-policy",
-        choices=["Auto", "Fail", "Ignore"],
-        default="Auto",
-        help="Auto: a suspend policy's own webhook fails closed, the others open",
-    )
-    reg.add_argument("--no-mutating", action="store_true", help="register no /mutate webhook")
-    reg.add_argument("--timeout-seconds", type=int, default=5, help="the webhooks' timeout")
-    reg.add_argument("--opt-in-label", help="guard only namespaces labelled LABEL=true")
+    add_webhook_options(reg, "")
     reg.add_argument("--output", choices=["yaml", "json"], default="yaml", help="format")
     reg.set_defaults(func=cmd_registrations)
 

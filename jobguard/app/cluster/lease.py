@@ -19,12 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from jobguard.app.cluster.client import REQUEST_TIMEOUT, Cluster
+from jobguard.app.cluster.client import REQUEST_TIMEOUT, Cluster, read_or_none
 
 log = logging.getLogger("jobguard.lease")
 
@@ -69,20 +68,7 @@ class LeaseElector:
         self._renewed_at = 0.0
 
     def _read(self) -> dict[str, Any] | None:
-        config = self.config
-        try:
-            response = self.api.read_namespaced_lease(
-                config.name,
-                config.namespace,
-                _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT,
-            )
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        lease: dict[str, Any] = orjson.loads(response.data)
-        return lease
+        return read_or_none(self.api.read_namespaced_lease, self.config.name, self.config.namespace)
 
     def _record(self, spec: dict[str, Any], transitions: int) -> dict[str, Any]:
         now = _micro_time(self.now())

@@ -23,7 +23,8 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from jobguard.app.cluster.client import REQUEST_TIMEOUT, Cluster, ClusterError
+from jobguard.app.cluster.certrotator import CertificateStore, RotationOptions, ca_bundle
+from jobguard.app.cluster.client import REQUEST_TIMEOUT, Cluster, ClusterError, read_or_none
 from jobguard.app.cluster.lease import LeaseConfig, LeaseElector
 from jobguard.validators import Settings
 from jobguard.validators.registrations import (
@@ -49,6 +50,9 @@ class RegistrarOptions:
     registration: RegistrationOptions = field(default_factory=RegistrationOptions)
     owner_cluster_role: str | None = None
     resync: float = 60.0
+    rotation: RotationOptions | None = None
+    """jobguard keeps the certificates (`certrotator`): the leader renews them, and the
+    registrations carry the Secret's CA bundle (then `ca_file` is not read)."""
 
 
 def _compared(obj: dict[str, Any]) -> Any:
@@ -73,15 +77,7 @@ def apply_objects(cluster: Cluster, objects: list[dict[str, Any]]) -> int:
     for obj in objects:
         suffix = _KINDS[obj["kind"]]
         name = obj["metadata"]["name"]
-        try:
-            response = getattr(api, f"read_{suffix}")(
-                name, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
-            )
-            current: dict[str, Any] | None = orjson.loads(response.data)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-            current = None
+        current = read_or_none(getattr(api, f"read_{suffix}"), name)
         if current is None:
             getattr(api, f"create_{suffix}")(obj, _request_timeout=REQUEST_TIMEOUT)
             written += 1
@@ -132,6 +128,8 @@ class Registrar:
         """Registrations written (objects created or replaced), for tests and logs."""
 
     def _ca_bundle(self) -> bytes | None:
+        if self.options.rotation is not None and self.cluster is not None:
+            return ca_bundle(CertificateStore(self.cluster, self.options.rotation).rotate())
         if self.options.ca_file is None:
             return None
         return Path(self.options.ca_file).read_bytes()

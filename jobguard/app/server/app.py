@@ -30,6 +30,7 @@ from jobguard.validators import Settings
 
 if TYPE_CHECKING:  # the kubernetes client is imported only when the background audit runs
     from jobguard.app.cluster.audit import BackgroundAuditOptions
+    from jobguard.app.cluster.certrotator import CertificateSync
     from jobguard.app.cluster.client import Cluster
     from jobguard.app.cluster.registrar import RegistrarOptions
 
@@ -85,6 +86,7 @@ def create_app(
     cluster_version: str | None = None,
     audit: BackgroundAuditOptions | None = None,
     registrar: tuple[Callable[[], Cluster], RegistrarOptions] | None = None,
+    certificate_sync: CertificateSync | None = None,
 ) -> WebhookApp:
     """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
     defaults; with a file, the file is watched and reloaded (see app.reload). `cluster_version`
@@ -104,6 +106,8 @@ def create_app(
             tasks.append(asyncio.create_task(api.state.audit.run()))
         if api.state.registrar is not None:
             tasks.append(asyncio.create_task(api.state.registrar.run()))
+        if certificate_sync is not None:
+            tasks.append(asyncio.create_task(certificate_sync.run()))
         health = (
             _health_server(api, metrics, server_options) if server_options.health_port else None
         )
