@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +138,11 @@ class Call:
     suspend: bool = False
 
     def objects(self) -> tuple[Any, Any]:
+        # Built once per call (the grid asks three times): objects are never modified.
+        return self._objects
+
+    @functools.cached_property
+    def _objects(self) -> tuple[Any, Any]:
         def make(labels: dict[str, str], suspend: bool) -> Any:
             obj = job("pi", suspend=suspend)
             obj["metadata"] = {"name": "pi", "namespace": self.namespace, "labels": labels}
