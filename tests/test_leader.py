@@ -234,3 +234,19 @@ def test_the_server_keeps_its_registrations_and_a_reload_widens_them(
         ]
         == ""
     )
+
+
+def test_nothing_is_registered_before_the_leader_serves(server: StandIn, cluster: Cluster) -> None:
+    client = ClientConfig(service_namespace="jobguard-system", service_name="jobguard")
+    options = RegistrarOptions(
+        client, None, LeaseConfig("jobguard-system", "jobguard-leader", "pod-a", 15, 10, 2)
+    )
+    ready = {"now": False}
+    leader = Registrar(
+        lambda: cluster, lambda: _settings("{}"), options, ready=lambda: ready["now"]
+    )
+    assert leader.step(0) is True  # it leads ...
+    assert ("validatingwebhookconfigurations", "", "jobguard") not in server.cluster.stored
+    ready["now"] = True
+    leader.step(2)  # ... and registers once it serves
+    assert ("validatingwebhookconfigurations", "", "jobguard") in server.cluster.stored

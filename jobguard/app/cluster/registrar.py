@@ -116,10 +116,14 @@ class Registrar:
         connect: Callable[[], Cluster],
         settings: Callable[[], Settings],
         options: RegistrarOptions,
+        ready: Callable[[], bool] = lambda: True,
     ) -> None:
+        """`ready`: this replica serves (registrations that fail closed and point at a Service
+        without a ready endpoint would refuse matched Jobs: written only once it does)."""
         self.connect = connect
         self.settings = settings
         self.options = options
+        self.ready = ready
         self.cluster: Cluster | None = None
         self.elector: LeaseElector | None = None
         self._applied: tuple[Settings, bytes | None] | None = None
@@ -181,8 +185,8 @@ class Registrar:
                 self.options.lease.name,
             )
             self._applied = None
-        if not leading:
-            return False
+        if not leading or not self.ready():
+            return leading
         try:
             ca_bundle = self._ca_bundle()
             current = (self.settings(), ca_bundle)

@@ -137,7 +137,12 @@ def create_app(
     if registrar is not None:
         from jobguard.app.cluster.registrar import Registrar
 
-        api.state.registrar = Registrar(registrar[0], lambda: api.state.settings, registrar[1])
+        def serving() -> bool:
+            return bool(api.state.ready) and (tls is None or tls.serving)
+
+        api.state.registrar = Registrar(
+            registrar[0], lambda: api.state.settings, registrar[1], ready=serving
+        )
     api.state.audit = None
     if audit is not None:
         from jobguard.app.cluster.audit import AuditMetrics, BackgroundAudit
