@@ -72,6 +72,26 @@ def test_created_once_and_a_valid_chain(server: StandIn, cluster: Cluster) -> No
     assert "jobguard.jobguard-system.svc" in names.get_values_for_type(x509.DNSName)
     writes = [r for r in server.cluster.requests if r.method == "POST"]
     assert len(writes) == 1
+    assert "ownerReferences" not in first["metadata"]
+
+
+def test_owned_by_the_charts_cluster_role(server: StandIn, cluster: Cluster) -> None:
+    server.cluster.stored[("clusterroles", "", "jobguard-webhooks")] = {
+        "metadata": {"name": "jobguard-webhooks", "uid": "role-uid", "resourceVersion": "1"}
+    }
+    options = RotationOptions(
+        "jobguard-system", "jobguard-tls", "jobguard", owner_cluster_role="jobguard-webhooks"
+    )
+    secret = CertificateStore(cluster, options).ensure()
+    # Removed by the garbage collector with the chart's ClusterRole on uninstall.
+    assert secret["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "name": "jobguard-webhooks",
+            "uid": "role-uid",
+        }
+    ]
 
 
 def test_serving_certificate_renewed_before_expiry(server: StandIn, cluster: Cluster) -> None:

@@ -55,6 +55,8 @@ class RotationOptions:
     ca_days: int = 730
     overlap: float = 600.0
     """Seconds a new CA is in the bundle before it signs the serving certificate."""
+    owner_cluster_role: str | None = None
+    """The Secret's owner (the chart's ClusterRole): removed with it on uninstall."""
 
 
 def _pem(cert: x509.Certificate) -> bytes:
@@ -135,12 +137,30 @@ class CertificateStore:
         }
         if previous is not None:
             metadata["resourceVersion"] = previous["metadata"]["resourceVersion"]
+        owner = self._owner()
+        if owner is not None:
+            metadata["ownerReferences"] = [owner]
         return {
             "apiVersion": "v1",
             "kind": "Secret",
             "type": "Opaque",
             "metadata": metadata,
             "data": {k: base64.b64encode(v).decode() for k, v in data.items()},
+        }
+
+    def _owner(self) -> dict[str, Any] | None:
+        name = self.options.owner_cluster_role
+        if name is None:
+            return None
+        api: Any = client.RbacAuthorizationV1Api(self.cluster.api_client)
+        role = read_or_none(api.read_cluster_role, name)
+        if role is None:
+            return None
+        return {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "name": name,
+            "uid": role["metadata"]["uid"],
         }
 
     def _fresh(self) -> _State:

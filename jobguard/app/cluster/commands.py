@@ -383,7 +383,14 @@ def serve_certificates(args: argparse.Namespace) -> tuple[Any, Any] | int | None
     except ValueError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
         return ExitCode.UNUSABLE
-    options = RotationOptions(namespace, secret, service, args.certificate_days, args.ca_days)
+    options = RotationOptions(
+        namespace,
+        secret,
+        service,
+        args.certificate_days,
+        args.ca_days,
+        owner_cluster_role=args.webhook_owner,
+    )
     directory = Path(args.certificates_dir)
     try:
         cluster = connect(args.kubeconfig, args.context)
