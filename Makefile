@@ -58,12 +58,10 @@ cluster: venv
 cluster-down: venv
 	$(BIN)/python -m tests.controlplane down --dir $(CLUSTER_DIR)
 
-# The rule reference, README.md's rule table and the chart's copy of the catalogue, generated
-# from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.
+# The rule reference and README.md's rule table, generated from jobguard/validators/catalog.py; docs/VAP.md's comparison table, from the policy cases.
 docs: venv
 	$(BIN)/jobguard rules --markdown > docs/RULES.md.tmp && mv docs/RULES.md.tmp docs/RULES.md
 	$(BIN)/python -m jobguard.app.cli.rules_doc README.md
-	$(BIN)/python -m jobguard.app.chart_rules charts/jobguard/files/rules.yaml
 	$(BIN)/python -m tests.vap_cases
 	$(BIN)/python scripts/pin_hook.py
 

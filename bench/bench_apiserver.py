@@ -153,7 +153,9 @@ def main() -> None:
                 load(plane, namespace, 50, args.concurrency)  # warm-up, without jobguard
                 bare = measure(plane, namespace, args.creates, args.concurrency)
                 guard.start(config)
-                objects = registrations(config, guard.url, guard.ca.read_bytes())
+                objects = registrations(
+                    config, guard.url, guard.ca.read_bytes(), release=plane.release()
+                )
                 register(admin, objects)
                 judged = queued_create_is_judged(plane, namespace, guard.url, str(guard.ca))
                 wait_until(judged, 30, "registrations")

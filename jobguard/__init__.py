@@ -3,7 +3,7 @@
 `jobguard.validators` is the rule library (pure Python, no I/O); `jobguard.app` holds the shells,
 a room per role: `admission` (the AdmissionReview wire format), `server` (`jobguard serve`: the
 ASGI app `jobguard.app.server.app:app`), `cli` (the command line), `cluster` (the kubernetes
-client, the audit), and what several use: `config`, `certs`, `exits`, `chart_rules`.
+client, the audit), and what several use: `config`, `certs`, `exits`.
 """
 
 __version__ = "0.1.0"

@@ -10,6 +10,8 @@ the API server's list semantics for what jobguard asks:
   PolicyReport or Report CRD is "installed"), POST (409 when it exists) / merge PATCH / DELETE
   (404 when absent) of PolicyReports and Reports, and their lists (in a namespace or in all,
   with a `labelSelector` of `key=value` terms);
+- Leases, webhook configurations, ClusterRoles and Secrets read and written whole (`stored`:
+  GET, POST, PUT with resourceVersion conflicts, DELETE);
 - bearer tokens: an unknown one gets `401`; `forbid` makes a (verb, resource) `403` with the
   API server's message.
 
@@ -49,6 +51,14 @@ REPORT_APIS = {
 }
 
 
+STORED_APIS = (
+    "/apis/coordination.k8s.io/v1",
+    "/apis/admissionregistration.k8s.io/v1",
+    "/apis/rbac.authorization.k8s.io/v1",
+    "/api/v1",
+)
+
+
 @dataclass
 class Recorded:
     method: str
@@ -81,6 +91,11 @@ class FakeCluster:
     """OpenReports Reports by (namespace, name)."""
     requests: list[Recorded] = field(default_factory=list)
     snapshot: int = 1
+    stored: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    """Objects read and written whole by (resource, namespace or "", name): leases, webhook
+    configurations, cluster roles; GET, POST (409 when it exists), PUT (409 on a stale
+    resourceVersion) and DELETE, as the API server does them."""
+    resource_version: int = 1
 
     def reset(self) -> None:
         """Back to a new, empty cluster (the server is shared by a module's tests)."""
@@ -128,6 +143,9 @@ class FakeCluster:
         for prefix, api in REPORT_APIS.items():
             if path == prefix or path.startswith(prefix + "/"):
                 return self._reports(api, request.method, parts[3:], body, query)
+        for prefix in STORED_APIS:
+            if path.startswith(prefix + "/"):
+                return self._stored(request.method, path[len(prefix) + 1 :].split("/"), body)
         return _status(
             404, "NotFound", f"the server could not find the requested resource ({path})"
         )
@@ -189,6 +207,46 @@ class FakeCluster:
                 "items": listed,
             },
         )
+
+    def _stored(self, method: str, rest: list[str], body: Any) -> Response:
+        namespace = ""
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            namespace, rest = rest[1], rest[2:]
+        resource, name = rest[0], (rest[1] if len(rest) > 1 else "")
+        verb = {"GET": "get", "POST": "create", "PUT": "update", "DELETE": "delete"}[method]
+        if (verb, resource) in self.forbid:
+            return self._forbidden(verb, resource, "", namespace or None)
+        if method == "POST":
+            name = body["metadata"]["name"]
+        key = (resource, namespace, name)
+        found = self.stored.get(key)
+        if method != "POST" and found is None:
+            return _status(404, "NotFound", f'{resource} "{name}" not found')
+        if method == "GET":
+            return _json(200, found)
+        if method == "DELETE":
+            del self.stored[key]
+            return _json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+        if method == "POST" and found is not None:
+            return _status(409, "AlreadyExists", f'{resource} "{name}" already exists')
+        if method == "PUT":
+            assert found is not None
+            sent = body["metadata"].get("resourceVersion")
+            if sent != found["metadata"]["resourceVersion"]:
+                return _status(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on {resource} "{name}": the object has been '
+                    "modified; please apply your changes to the latest version and try again",
+                )
+        self.resource_version += 1
+        stored = copy.deepcopy(body)
+        stored["metadata"]["resourceVersion"] = str(self.resource_version)
+        stored["metadata"].setdefault("uid", f"uid-{resource}-{name}")
+        if namespace:
+            stored["metadata"]["namespace"] = namespace
+        self.stored[key] = stored
+        return _json(201 if method == "POST" else 200, stored)
 
     def _reports(
         self,
@@ -346,3 +404,16 @@ def serving(directory: Path) -> Iterator[StandIn]:
         server.clear()
         if server.is_running():
             server.stop()
+
+
+@contextlib.contextmanager
+def connected(server: StandIn, directory: Path) -> Iterator[Any]:
+    """The shared stand-in, reset, and a `jobguard.app.cluster.client.Cluster` connected to it."""
+    from jobguard.app.cluster.client import connect
+
+    server.cluster.reset()
+    connection = connect(str(server.kubeconfig(directory / "kubeconfig")))
+    try:
+        yield connection
+    finally:
+        connection.close()

@@ -1,12 +1,17 @@
 """Suite-wide pytest hooks: every test under tests/realapi carries the `controlplane` marker (it
 needs the real control plane, which `make realapi` builds and starts), and a run that deselects
-them says so instead of passing over them in silence."""
+them says so instead of passing over them in silence; the rules' firings are recorded for the
+catalogue's check of its `requests` (tests/firings.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+# Before any test module imports the pipeline's evaluate: every verdict is recorded.
+from tests import firings
 
 REALAPI = Path(__file__).parent / "realapi"
 REASON = "they run against the real control plane: `make realapi` (part of `make test`)"
@@ -34,3 +39,13 @@ def pytest_terminal_summary(
         terminalreporter.write_line(
             f"controlplane: {count}test(s) deselected: {REASON}", yellow=True
         )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    firings.worker_done(session.config)
+    firings.check(session)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    firings.node_down(node)

@@ -15,7 +15,6 @@ garbage-collector controllers, each under its own service account, as in a real 
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import json
 import os
@@ -36,6 +35,12 @@ import yaml
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from jobguard.app import certs
+from jobguard.app.config import parse_config
+from jobguard.validators.registrations import (
+    ClientConfig,
+    RegistrationOptions,
+    webhook_configurations,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "controlplane" / "build.sh"
@@ -226,6 +231,16 @@ class ControlPlane:
             headers=[("Authorization", f"Bearer {USERS[user].token}"), *headers],
             timeout=timeout,
         )
+
+    def release(self) -> str:
+        """The release jobguard judges this API server by: what `kubernetesVersion: auto` reads."""
+        from jobguard.app.cluster.client import connect, detect_version
+
+        cluster = connect(str(self.kubeconfig))
+        try:
+            return detect_version(cluster)
+        finally:
+            cluster.close()
 
     def _pki(self) -> None:
         pki = self.state / "pki"
@@ -526,36 +541,17 @@ class Jobguard:
 
 
 def registrations(
-    config: dict[str, Any], url: str, ca_bundle: bytes, values: dict[str, Any] | None = None
+    config: dict[str, Any],
+    url: str,
+    ca_bundle: bytes,
+    options: RegistrationOptions | None = None,
+    release: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The webhook configurations a cluster install registers for `config` (the chart's own,
-    rendered by Helm's engine), with each clientConfig turned into a URL on `url`."""
-    import helm_python as helm  # a dev dependency: only the suite and `make cluster` need it
-
-    chart = helm.Chart.load(str(REPO / "charts" / "jobguard"))
-    rendered = chart.render(
-        {"config": config, **(values or {})},
-        name="jobguard",
-        namespace="jobguard-system",
-        is_install=True,
-    )
-    objects: list[dict[str, Any]] = []
-    for path, text in rendered.items():
-        if path.endswith("NOTES.txt"):
-            continue
-        for doc in yaml.safe_load_all(text):
-            if doc and doc.get("kind") in (
-                "ValidatingWebhookConfiguration",
-                "MutatingWebhookConfiguration",
-            ):
-                for webhook in doc["webhooks"]:
-                    path = webhook["clientConfig"].get("service", {}).get("path", "/validate")
-                    webhook["clientConfig"] = {
-                        "url": f"{url}{path}",
-                        "caBundle": base64.b64encode(ca_bundle).decode(),
-                    }
-                objects.append(doc)
-    return objects
+    """The webhook configurations jobguard registers for `config` (what `jobguard registrations
+    --url` prints and the leader of `serve --register-webhooks` writes), reaching jobguard at
+    `url`; `release` is the cluster's, for `kubernetesVersion: auto`."""
+    settings = parse_config(yaml.safe_dump(config)).to_settings(release)
+    return webhook_configurations(settings, ClientConfig(url=url), ca_bundle, options)
 
 
 def register(api: httpx.Client, objects: list[dict[str, Any]]) -> None:
@@ -592,7 +588,7 @@ def _up(directory: Path, config_file: Path) -> int:
     guard = Jobguard(directory / "jobguard", kubeconfig=plane.kubeconfig)
     try:
         guard.start(config)
-        objects = registrations(config, guard.url, guard.ca.read_bytes())
+        objects = registrations(config, guard.url, guard.ca.read_bytes(), release=plane.release())
         with plane.http() as api:
             register(api, objects)
             for namespace in _example_namespaces(config):

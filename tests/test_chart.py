@@ -118,125 +118,11 @@ def test_deployment(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
     assert objects["ServiceAccount/jobguard"]["automountServiceAccountToken"] is False
 
 
-KUEUE_CONDITIONS = [
-    {
-        "name": "not-an-exempt-requester",
-        "expression": '!(request.userInfo.username in ["system:kube-controller-manager",'
-        '"system:serviceaccount:kube-system:job-controller",'
-        '"system:serviceaccount:kube-system:cronjob-controller",'
-        '"system:serviceaccount:kube-system:generic-garbage-collector"] || '
-        'request.userInfo.groups.exists(g, g in ["system:masters","kubeadm:cluster-admins"]))',
-    },
-    {
-        "name": "not-in-an-exempt-namespace",
-        "expression": '!request.namespace.matches("^(kube-system|kueue-system)$")',
-    },
-]
-
-
-def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
+def test_certificates_of_each_mode(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
     name, objects = mode
-    validating = objects["ValidatingWebhookConfiguration/jobguard"]
-    mutating = objects["MutatingWebhookConfiguration/jobguard"]
-    queued, jobs, cronjobs, status = validating["webhooks"]
-    (mutate,) = mutating["webhooks"]
-    assert [h["name"] for h in (queued, jobs, cronjobs, status, mutate)] == [
-        "queued.jobs.jobguard.io",
-        "jobs.jobguard.io",
-        "cronjobs.jobguard.io",
-        "jobs-status.jobguard.io",
-        "queued.jobs.mutate.jobguard.io",
-    ]
-    assert queued["rules"] == [
-        {
-            "operations": ["CREATE", "UPDATE"],
-            "apiGroups": ["batch"],
-            "apiVersions": ["v1"],
-            "resources": ["jobs"],
-            "scope": "Namespaced",
-        }
-    ]
-    assert jobs["rules"][0]["resources"] == ["jobs"]
-    assert jobs["rules"][0]["operations"] == ["UPDATE"]
-    assert cronjobs["rules"][0]["resources"] == ["cronjobs"]
-    assert cronjobs["rules"][0]["operations"] == ["CREATE", "UPDATE"]
-    assert status["rules"][0]["resources"] == ["jobs/status"]
-    assert status["rules"][0]["operations"] == ["UPDATE"]
-    assert mutate["rules"][0]["resources"] == ["jobs"]
-    assert mutate["rules"][0]["operations"] == ["CREATE"]
-    # The policy's SUS rules fail closed, in its scope only; NE rules (every Job) fail open;
-    # CronJobs only get SUS-007's warning; status writes never block the Job controller; while
-    # jobguard is down, Jobs are created as written and the policy's registration refuses the
-    # matched ones that are not suspended.
-    policies = [h["failurePolicy"] for h in (queued, jobs, cronjobs, status, mutate)]
-    assert policies == ["Fail", "Ignore", "Ignore", "Ignore", "Ignore"]
-    for hook in (jobs, cronjobs, status):
-        assert hook["matchConditions"] == KUEUE_CONDITIONS
-    in_scope = {
-        "name": "in-the-policy-namespaces",
-        "expression": 'request.namespace.matches("^(team-.*)$")',
-    }
-    not_kueue = {
-        "name": "not-a-controller-of-the-policy",
-        "expression": "!(request.userInfo.username in "
-        '["system:serviceaccount:kueue-system:kueue-controller-manager"])',
-    }
-    assert queued["matchConditions"] == [
-        in_scope,
-        {
-            "name": "not-an-exempt-requester",
-            "expression": "!(request.userInfo.groups.exists(g, g in "
-            '["system:masters","kubeadm:cluster-admins"]) || '
-            "(request.operation != 'CREATE' && (request.userInfo.username in "
-            '["system:kube-controller-manager",'
-            '"system:serviceaccount:kube-system:job-controller",'
-            '"system:serviceaccount:kube-system:cronjob-controller",'
-            '"system:serviceaccount:kube-system:generic-garbage-collector"])))',
-        },
-        not_kueue,
-    ]
-    # Exempt requesters' Jobs are held for the queue too: only the controllers are skipped.
-    assert mutate["matchConditions"] == [in_scope, not_kueue]
-    queue_label = {"matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]}
-    for hook in (queued, mutate):
-        assert hook["objectSelector"] == queue_label
-        assert hook["namespaceSelector"]["matchExpressions"] == [
-            {
-                "key": "kubernetes.io/metadata.name",
-                "operator": "NotIn",
-                "values": ["kube-system", NAMESPACE, "kueue-system"],
-            }
-        ]
-    for hook, path in (
-        (queued, "/validate"),
-        (jobs, "/validate"),
-        (status, "/validate"),
-        (mutate, "/mutate"),
-    ):
-        assert hook["sideEffects"] == "None"
-        assert hook["admissionReviewVersions"] == ["v1"]
-        assert hook["matchPolicy"] == "Equivalent"
-        assert hook["timeoutSeconds"] == 5
-        assert len(hook["name"].split(".")) >= 3
-        assert hook["clientConfig"]["service"] == {
-            "name": "jobguard",
-            "namespace": NAMESPACE,
-            "path": path,
-            "port": 443,
-        }
-        expression = hook["namespaceSelector"]["matchExpressions"][0]
-        assert expression["key"] == "kubernetes.io/metadata.name"
-        assert expression["operator"] == "NotIn"
-        assert expression["values"][:2] == ["kube-system", NAMESPACE]
-        if name == "certManager":
-            assert "caBundle" not in hook["clientConfig"]
-        else:
-            assert hook["clientConfig"]["caBundle"]
+    # The leader writes the webhook configurations (webhook.registration: managed).
+    assert not [key for key in objects if "WebhookConfiguration" in key]
     if name == "certManager":
-        for config in (validating, mutating):
-            assert config["metadata"]["annotations"] == {
-                "cert-manager.io/inject-ca-from": f"{NAMESPACE}/jobguard"
-            }
         certificate = objects["Certificate/jobguard"]["spec"]
         assert certificate["secretName"] == "jobguard-tls"
         assert certificate["dnsNames"] == [
@@ -253,11 +139,8 @@ def test_webhooks(mode: tuple[str, dict[str, dict[str, Any]]]) -> None:
         assert root["isCA"] is True and root["secretName"] == "jobguard-root-ca"
         assert root["issuerRef"] == {"name": "jobguard-selfsigned", "kind": "Issuer"}
         assert objects["Issuer/jobguard-selfsigned"]["spec"] == {"selfSigned": {}}
-    if name == "existingSecret":
-        assert (
-            jobs["clientConfig"]["caBundle"]
-            == MODES[name]["certificates"]["existingSecret"]["caBundle"]
-        )
+    if name == "helm":
+        assert set(objects["Secret/jobguard-tls"]["data"]) == {"tls.crt", "tls.key", "ca.crt"}
 
 
 def test_cert_manager_with_an_issuer_of_yours_makes_no_issuers() -> None:
@@ -275,10 +158,9 @@ def test_helm_generated_certificate_matches_the_ca_bundle() -> None:
     assert secret["type"] == "kubernetes.io/tls"
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
     ca_pem = base64.b64decode(secret["data"]["ca.crt"])
-    hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
-    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == ca_pem
-    mutate = objects["MutatingWebhookConfiguration/jobguard"]["webhooks"][0]
-    assert mutate["clientConfig"]["caBundle"] == hook["clientConfig"]["caBundle"]
+    # The leader reads ca.crt from the mounted Secret for its registrations' caBundle.
+    args = objects["Deployment/jobguard"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--webhook-ca-file=/etc/jobguard/tls/ca.crt" in args
     ca = x509.load_pem_x509_certificate(ca_pem)
     leaf = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
     assert leaf.issuer == ca.subject
@@ -312,7 +194,7 @@ def test_settable_values() -> None:
     objects = render(
         {
             "priorityClassName": "system-cluster-critical",
-            "webhook": {"timeoutSeconds": 9, "optIn": True, "excludeNamespaces": ["monitoring"]},
+            "webhook": {"timeoutSeconds": 9, "optIn": True, "failurePolicy": "Fail"},
             "server": {
                 "clientCASecret": "apiserver-client-ca",
                 "headerTimeoutSeconds": 2.5,
@@ -325,16 +207,11 @@ def test_settable_values() -> None:
     args = pod["containers"][0]["args"]
     assert "--client-ca-file=/etc/jobguard/client-ca/ca.crt" in args
     assert {"--header-timeout=2.5", "--max-connections=200"} <= set(args)
-    hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
-    assert hook["timeoutSeconds"] == 9
-    assert hook["namespaceSelector"]["matchExpressions"] == [
-        {
-            "key": "kubernetes.io/metadata.name",
-            "operator": "NotIn",
-            "values": ["kube-system", NAMESPACE, "monitoring"],
-        },
-        {"key": "jobguard.io/enabled", "operator": "In", "values": ["true"]},
-    ]
+    assert {
+        "--webhook-timeout-seconds=9",
+        "--webhook-opt-in-label=jobguard.io/enabled",
+        "--webhook-failure-policy=Fail",
+    } <= set(args)
 
 
 @pytest.mark.parametrize(
@@ -360,6 +237,14 @@ def test_schema_rejects_unknown_or_mistyped_values(values: dict[str, Any]) -> No
 def test_existing_secret_mode_requires_its_values() -> None:
     with pytest.raises(helm.HelmError, match="existingSecret"):
         render({"certificates": {"mode": "existingSecret"}})
+    rendered = {"registration": "rendered", "rendered": "kind: ValidatingWebhookConfiguration\n"}
+    with pytest.raises(helm.HelmError, match="caBundle is required"):
+        render(
+            {
+                "certificates": {"mode": "existingSecret", "existingSecret": {"name": "corp-tls"}},
+                "webhook": rendered,
+            }
+        )
 
 
 def test_helm_test_pod_and_notes() -> None:

@@ -61,17 +61,26 @@ def test_name_overrides_and_common_labels() -> None:
     objects = render({"fullnameOverride": "admission-jobs"})
     assert {"Deployment/admission-jobs", "Service/admission-jobs"} <= set(objects)
     service = objects["Service/admission-jobs"]["metadata"]["name"]
-    hook = objects["ValidatingWebhookConfiguration/admission-jobs"]["webhooks"][0]
-    assert hook["clientConfig"]["service"]["name"] == service
+    args = objects["Deployment/admission-jobs"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert f"--register-webhooks=jobguard-system/{service}" in args
+    assert "--webhook-name=admission-jobs" in args
+    assert "ClusterRole/admission-jobs-webhooks" in objects
 
 
 def test_network_policy_has_no_egress_unless_a_feature_calls_the_api_server() -> None:
-    policy = render({"networkPolicy": {"enabled": True}})["NetworkPolicy/jobguard"]
+    rendered = {
+        "registration": "rendered",
+        "rendered": "kind: MutatingWebhookConfiguration\nmetadata: {name: jobguard}\nwebhooks: []\n",
+    }
+    policy = render({"networkPolicy": {"enabled": True}, "webhook": rendered})[
+        "NetworkPolicy/jobguard"
+    ]
     assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
     assert policy["spec"]["egress"] == []
     for values in (
-        {"audit": {"enabled": True}},
-        {"config": {"kubernetesVersion": "auto"}},
+        {"audit": {"enabled": True}, "webhook": rendered},
+        {"config": {"kubernetesVersion": "auto"}, "webhook": rendered},
+        {},  # the leader writes the webhook configurations (the default)
     ):
         policy = render({"networkPolicy": {"enabled": True}, **values})["NetworkPolicy/jobguard"]
         kubernetes_validate.validate(policy, KUBERNETES, strict=True)

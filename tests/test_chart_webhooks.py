@@ -1,9 +1,11 @@
-"""What the chart registers for a configuration, computed by Helm at render time from the chart's
-copy of the catalogue, compared with a model of the registrations (tests/registrations.py); the
-exemptions' matchConditions evaluated as CEL; and the chart's other safety defaults."""
+"""Which webhooks a configuration registers (`jobguard.validators.registrations`, what the
+leader writes and `jobguard registrations` prints) for the chart's values; the exemptions'
+matchConditions evaluated as CEL; how the chart carries the registrations (written by the leader,
+or rendered from the command's output) and the chart's other safety defaults."""
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -12,120 +14,101 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from jobguard.app.chart_rules import render_chart_rules
 from jobguard.app.config import parse_config
 from jobguard.validators import SUPPORTED_VERSIONS, Requester
+from jobguard.validators.registrations import (
+    ClientConfig,
+    FailurePolicy,
+    Profile,
+    RegistrationOptions,
+    webhook_configurations,
+)
 from tests.corpus import KUEUE_SETUP
-from tests.registrations import Profile, failure_policy, mutating_needed, plan
 from tests.test_chart import CHART, KUBERNETES, NAMESPACE, render
-from tests.vap_eval import evaluate
+from tests.vap_eval import _selects, evaluate
 
 KUEUE = KUEUE_SETUP.read_text()
-CONFIGS = {
-    "defaults": "{}",
-    "kueue": KUEUE,
-    "every-ne-rule": "rules: {'NE-*': {enabled: true}}\n",
-    "ne-warn-only": "rules: {'NE-*': {enforcement: warn}}\n",
-    "policy-rules-off": "rules: {'NE-*': {enabled: false}}\n",
-    "dryrun": "enforcement: dryrun\n" + KUEUE,
-    "glob-then-exact": "rules: {'SUS-*': {enabled: false}, SUS-001: {enabled: true}}\n" + KUEUE,
-    "alias": "rules: {SP-010: {enforcement: warn}, 'TM-*': {enabled: false}}\n",
-    "no-force": KUEUE.replace("forceSuspendOnCreate: true", "forceSuspendOnCreate: false"),
-    "status-rule": "rules: {NE-002: {enabled: false}, NE-008: {enabled: true}}\n",
-}
+SERVICE = ClientConfig(service_namespace=NAMESPACE, service_name="jobguard")
 
 
-def hooks(objects: dict[str, dict[str, Any]]) -> list[tuple[str, tuple[str, ...], str]]:
-    config = objects.get("ValidatingWebhookConfiguration/jobguard")
+def registered(config: Any, **options: Any) -> list[dict[str, Any]]:
+    """What the leader writes for a configuration (text or data) and the chart's options."""
+    text = config if isinstance(config, str) else yaml.safe_dump(config)
+    settings = parse_config(text).to_settings()
+    return webhook_configurations(settings, SERVICE, None, RegistrationOptions(**options))
+
+
+def hooks(objects: list[dict[str, Any]]) -> list[tuple[str, tuple[str, ...], str]]:
     return [
         (
             h["name"].removesuffix(".jobguard.io"),
-            tuple(h["rules"][0]["operations"]),
+            tuple(op for rule in h["rules"] for op in rule["operations"]),
             h["failurePolicy"],
         )
-        for h in (config or {}).get("webhooks", [])
+        for h in objects[0]["webhooks"]
     ]
 
 
-def test_chart_rules_file_is_generated() -> None:
-    text = (CHART / "files" / "rules.yaml").read_text(encoding="utf-8")
-    assert text == render_chart_rules(), "the catalogue changed without `make docs`"
-
-
 def test_default_values_cannot_take_a_cluster_down() -> None:
-    objects = render()
+    objects = registered({})
     # No suspend policy forces suspension: no mutating webhook at all.
-    assert "MutatingWebhookConfiguration/jobguard" not in objects
+    assert objects[1]["webhooks"] == []
     # Only NE-001 (Job updates) and NE-002 (status updates), failing open, and never a CREATE.
     assert hooks(objects) == [
         ("jobs", ("UPDATE",), "Ignore"),
         ("jobs-status", ("UPDATE",), "Ignore"),
     ]
-    for hook in objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"]:
+    for hook in objects[0]["webhooks"]:
         (condition,) = hook["matchConditions"]
         assert condition["name"] == "not-an-exempt-requester"
-
-
-@pytest.mark.parametrize("profile", list(Profile))
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_registrations_agree_with_jobguard(name: str, profile: Profile) -> None:
-    text = CONFIGS[name]
-    settings = parse_config(text).to_settings()
-    objects = render({"config": yaml.safe_load(text) or {}, "webhook": {"profile": profile.value}})
-    expected = [(r.name, r.operations, failure_policy(r)) for r in plan(settings, profile)]
-    assert hooks(objects) == expected
-    mutating = (objects.get("MutatingWebhookConfiguration/jobguard") or {}).get("webhooks", [])
-    assert [h["name"] for h in mutating] == [
-        f"{name}.jobs.mutate.jobguard.io" for name in mutating_needed(settings)
-    ]
-    for hook in (objects.get("ValidatingWebhookConfiguration/jobguard") or {}).get("webhooks", []):
-        per_policy = hook["name"].endswith(".jobs.jobguard.io")
-        # A policy's registration always skips its controllers; the others skip exempt
-        # requesters in the policy profile only (upstream rules apply to everyone).
-        assert ("matchConditions" in hook) is (per_policy or profile is Profile.POLICY)
 
 
 def test_full_profile_sends_everything_and_fails_open_unless_told() -> None:
     # The API server enforces the upstream rules itself: failing closed for them would block
     # every Job write in an outage to protect nothing a suspend policy needs.
-    objects = render({"webhook": {"profile": "full"}})
-    assert hooks(objects) == [
+    assert hooks(registered({}, profile=Profile.FULL)) == [
         ("jobs", ("CREATE", "UPDATE"), "Ignore"),
         ("cronjobs", ("CREATE", "UPDATE"), "Ignore"),
         ("jobs-status", ("UPDATE",), "Ignore"),
     ]
-    kueue = render({"webhook": {"profile": "full"}, "config": yaml.safe_load(KUEUE)})
-    assert hooks(kueue) == [
-        ("queued.jobs", ("CREATE", "UPDATE"), "Fail"),
+    assert hooks(registered(KUEUE, profile=Profile.FULL)) == [
+        ("queued.jobs", ("CREATE", "UPDATE", "UPDATE"), "Fail"),
         ("jobs", ("CREATE", "UPDATE"), "Ignore"),
         ("cronjobs", ("CREATE", "UPDATE"), "Ignore"),
         ("jobs-status", ("UPDATE",), "Ignore"),
     ]
-    told = render({"webhook": {"profile": "full", "failurePolicy": "Fail"}})
-    assert hooks(told) == [
+    assert hooks(registered({}, profile=Profile.FULL, failure_policy=FailurePolicy.FAIL)) == [
         ("jobs", ("CREATE", "UPDATE"), "Fail"),
         ("cronjobs", ("CREATE", "UPDATE"), "Fail"),
         ("jobs-status", ("UPDATE",), "Ignore"),
     ]
+    # The upstream rules apply to everyone: no matchConditions on the shared webhooks.
+    assert all(
+        "matchConditions" not in h for h in registered({}, profile=Profile.FULL)[0]["webhooks"]
+    )
 
 
 def test_configured_failure_policies_apply_where_rules_deny() -> None:
-    objects = render({"webhook": {"failurePolicy": "Fail"}})
-    assert hooks(objects) == [("jobs", ("UPDATE",), "Fail"), ("jobs-status", ("UPDATE",), "Ignore")]
-    warn_only = render({"config": {"enforcement": "warn"}, "webhook": {"failurePolicy": "Fail"}})
+    assert hooks(registered({}, failure_policy=FailurePolicy.FAIL)) == [
+        ("jobs", ("UPDATE",), "Fail"),
+        ("jobs-status", ("UPDATE",), "Ignore"),
+    ]
+    warn_only = registered({"enforcement": "warn"}, failure_policy=FailurePolicy.FAIL)
     assert hooks(warn_only) == [
         ("jobs", ("UPDATE",), "Ignore"),
         ("jobs-status", ("UPDATE",), "Ignore"),
     ]
+    dryrun = registered("enforcement: dryrun\n" + KUEUE)
+    assert {h[2] for h in hooks(dryrun)} == {"Ignore"}
 
 
-def test_nothing_to_judge_registers_no_validating_webhook() -> None:
-    objects = render({"config": {"rules": {"NE-*": {"enabled": False}}}})
-    assert "ValidatingWebhookConfiguration/jobguard" not in objects
-    notes = helm.Chart.load(str(CHART)).render(
-        {"config": {"rules": {"NE-*": {"enabled": False}}}}, name="jobguard", namespace=NAMESPACE
-    )["jobguard/templates/NOTES.txt"]
-    assert "none: no enabled rule of this profile judges any request" in notes
+def test_nothing_to_judge_registers_no_webhook() -> None:
+    assert registered({"rules": {"NE-*": {"enabled": False}}})[0]["webhooks"] == []
+    no_force = registered(
+        KUEUE.replace("forceSuspendOnCreate: true", "forceSuspendOnCreate: false")
+    )
+    assert no_force[1]["webhooks"] == []
+    assert registered(KUEUE, mutating=False)[1]["webhooks"] == []
 
 
 # --- matchConditions, evaluated as the API server evaluates them ---------------------------------
@@ -156,15 +139,15 @@ REQUESTERS = [
 @pytest.mark.parametrize("built_in", [True, False])
 def test_match_conditions_skip_exactly_the_exempt_requests(built_in: bool) -> None:
     exemptions = {**EXEMPTIONS, "builtIn": built_in}
-    objects = render({"config": {"exemptions": exemptions}})
-    hook = objects["ValidatingWebhookConfiguration/jobguard"]["webhooks"][0]
+    hook = registered({"exemptions": exemptions})[0]["webhooks"][0]
     conditions = [c["expression"] for c in hook["matchConditions"]]
     settings = parse_config(yaml.safe_dump({"exemptions": exemptions})).to_settings()
     outcomes = set()
     for user, groups, namespace in REQUESTERS:
         request = {"userInfo": {"username": user, "groups": list(groups)}, "namespace": namespace}
         # Evaluated by cel-cpp, as the exported ValidatingAdmissionPolicies are (tests/vap_eval.py).
-        sent = all(evaluate(c, {"request": request}) is True for c in conditions)
+        selected = _selects(hook["namespaceSelector"], {"kubernetes.io/metadata.name": namespace})
+        sent = selected and all(evaluate(c, {"request": request}) is True for c in conditions)
         exempt = settings.policies.exemptions.exempt(namespace, Requester(user, groups))
         assert sent is not exempt, (user, groups, namespace)
         outcomes.add(sent)
@@ -178,8 +161,6 @@ def test_match_conditions_skip_exactly_the_exempt_requests(built_in: bool) -> No
 @pytest.mark.parametrize(
     ("values", "error", "message"),
     [
-        ({"config": {"rules": {"NE-07": {"enabled": True}}}}, helm.HelmError, "NE-07"),
-        ({"config": {"rules": {"XX-*": {"enabled": True}}}}, helm.HelmError, "matches no rule ID"),
         ({"config": {"kubernetesVersion": 1.35}}, helm.HelmValuesError, "kubernetesVersion"),
         (
             {"config": {"rules": {"NE-007": {"params": {"users": "kueue"}}}}},
@@ -192,14 +173,28 @@ def test_match_conditions_skip_exactly_the_exempt_requests(built_in: bool) -> No
             "/config/rules/NE-001/enforcement",
         ),
         ({"webhook": {"profile": "everything"}}, helm.HelmValuesError, "profile"),
+        ({"webhook": {"registration": "helm"}}, helm.HelmValuesError, "registration"),
+        ({"webhook": {"excludeNamespaces": ["x"]}}, helm.HelmValuesError, "excludeNamespaces"),
+        (
+            {"webhook": {"registration": "rendered"}},
+            helm.HelmError,
+            "webhook.rendered is required with webhook.registration rendered",
+        ),
+        (
+            {"webhook": {"registration": "rendered", "rendered": "kind: ConfigMap\n"}},
+            helm.HelmError,
+            "webhook.rendered: ConfigMap is not a webhook configuration",
+        ),
     ],
     ids=[
-        "unknown-id",
-        "glob-matching-nothing",
         "unquoted-version",
         "params",
         "enforcement",
         "profile",
+        "registration",
+        "exclude-namespaces",
+        "rendered-missing",
+        "rendered-not-webhooks",
     ],
 )
 def test_mistakes_fail_at_render_time(values: dict[str, Any], error: type, message: str) -> None:
@@ -248,6 +243,8 @@ def test_optional_service_monitor_and_network_policy() -> None:
         {
             "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
             "networkPolicy": {"enabled": True, "metricsFrom": peers},
+            # Rendered registrations: nothing in the pods calls the API server.
+            "webhook": {"registration": "rendered", "rendered": yaml.safe_dump_all(registered({}))},
         }
     )
     monitor = objects["ServiceMonitor/jobguard"]
@@ -273,19 +270,142 @@ def test_kube_version_matches_the_supported_versions() -> None:
     assert tuple(int(x) for x in lowest.split(".")) >= (1, 30)
 
 
-def test_notes_list_the_registered_webhooks() -> None:
+def test_notes_say_who_writes_the_webhooks() -> None:
     chart = helm.Chart.load(str(CHART))
-    values = {"config": yaml.safe_load(KUEUE)}
-    notes = chart.render(values, name="jobguard", namespace=NAMESPACE)[
-        "jobguard/templates/NOTES.txt"
+    notes = chart.render({}, name="jobguard", namespace=NAMESPACE)["jobguard/templates/NOTES.txt"]
+    assert "written by the leader of the pods (Lease jobguard-leader) from the" in notes
+
+
+# --- who writes them: the leader (managed) or the chart (rendered) -------------------------------
+
+
+def test_managed_registrations_rbac_and_flags() -> None:
+    objects = render()
+    assert not [k for k in objects if "WebhookConfiguration" in k]
+    role = objects["ClusterRole/jobguard-webhooks"]
+    assert role["rules"] == [
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+            "resourceNames": ["jobguard"],
+            "verbs": ["get", "update"],
+        },
+        {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+            "verbs": ["create"],
+        },
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "resourceNames": ["jobguard-webhooks"],
+            "verbs": ["get"],
+        },
     ]
-    for line in (
-        "  - jobs:UPDATE: rules that deny",
-        "  - cronjobs:CREATE: rules that warn",
-        "  - jobs/status:UPDATE: rules that deny",
-        "  - jobs:CREATE inside each suspend policy's scope: rules that deny",
-        "  - jobs:UPDATE inside each suspend policy's scope: rules that deny",
-        "  - jobs:CREATE mutated: spec.suspend set for Jobs matched by a suspend policy",
-    ):
-        assert line in notes.splitlines()
-    assert "  - jobs:CREATE: rules that deny" not in notes.splitlines()
+    lease = objects["Role/jobguard-leader"]
+    assert lease["metadata"]["namespace"] == NAMESPACE
+    assert [r.get("resourceNames") for r in lease["rules"]] == [["jobguard-leader"], None]
+    for binding in ("ClusterRoleBinding/jobguard-webhooks", "RoleBinding/jobguard-leader"):
+        (subject,) = objects[binding]["subjects"]
+        assert (subject["name"], subject["namespace"]) == ("jobguard", NAMESPACE)
+    pod = objects["Deployment/jobguard"]["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is True
+    container = pod["containers"][0]
+    assert container["env"] == [
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    ]
+    assert {
+        f"--register-webhooks={NAMESPACE}/jobguard",
+        f"--webhook-lease={NAMESPACE}/jobguard-leader",
+        "--webhook-ca-file=/etc/jobguard/tls/ca.crt",
+        "--webhook-owner=jobguard-webhooks",
+        "--webhook-failure-policy=Auto",
+    } <= set(container["args"])
+    # The flags are serve's own.
+    from jobguard.app.cli.main import build_parser
+
+    parsed = build_parser().parse_args(["serve", *container["args"]])
+    assert parsed.register_webhooks == f"{NAMESPACE}/jobguard"
+    rendered = render(
+        {"webhook": {"registration": "rendered", "rendered": yaml.safe_dump_all(registered({}))}}
+    )
+    assert "ClusterRole/jobguard-webhooks" not in rendered
+    assert not any(
+        a.startswith("--register-webhooks")
+        for a in rendered["Deployment/jobguard"]["spec"]["template"]["spec"]["containers"][0][
+            "args"
+        ]
+    )
+
+
+@pytest.mark.parametrize("mode", ["helm", "existingSecret", "certManager"])
+def test_rendered_registrations_are_the_commands_output(mode: str) -> None:
+    objects = registered(KUEUE)
+    ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----").decode()
+    certificates: dict[str, Any] = {"mode": mode}
+    if mode == "existingSecret":
+        certificates["existingSecret"] = {"name": "corp-tls", "caBundle": ca}
+    chart = render(
+        {
+            "config": yaml.safe_load(KUEUE),
+            "certificates": certificates,
+            "webhook": {"registration": "rendered", "rendered": yaml.safe_dump_all(objects)},
+        }
+    )
+    for obj in objects:
+        embedded = chart[f"{obj['kind']}/jobguard"]
+        kubernetes_validate.validate(embedded, KUBERNETES, strict=True)
+        assert embedded["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+        bundles = {h["clientConfig"].pop("caBundle", None) for h in embedded["webhooks"]}
+        assert embedded["webhooks"] == obj["webhooks"]  # nothing translated, only the CA added
+        if mode == "helm":
+            assert bundles == {chart["Secret/jobguard-tls"]["data"]["ca.crt"]}
+        elif mode == "existingSecret":
+            assert bundles == {ca}
+        else:
+            assert bundles == {None}
+            annotations = embedded["metadata"]["annotations"]
+            assert annotations["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/jobguard"
+
+
+def test_jobguard_certificates_mode_renders_the_same_every_time() -> None:
+    values = {"certificates": {"mode": "jobguard"}, "config": yaml.safe_load(KUEUE)}
+    first, second = render(values), render(values)
+    assert first == second  # no generated certificate: helm template and Argo CD stay stable
+    assert "Secret/jobguard-tls" not in first
+    pod = first["Deployment/jobguard"]["spec"]["template"]["spec"]
+    args = pod["containers"][0]["args"]
+    assert {
+        f"--manage-certificates={NAMESPACE}/jobguard-tls",
+        "--certificates-dir=/tmp/jobguard-tls",
+        "--certificate-days=365",
+    } <= set(args)
+    assert not any(a.startswith(("--tls-cert-file", "--webhook-ca-file")) for a in args)
+    assert "tls" not in {v["name"] for v in pod["volumes"]}
+    secrets = [r for r in first["Role/jobguard-leader"]["rules"] if r["resources"] == ["secrets"]]
+    assert secrets == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": ["jobguard-tls"],
+            "verbs": ["get", "update"],
+        },
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+    ]
+    from jobguard.app.cli.main import build_parser
+
+    parsed = build_parser().parse_args(["serve", *args])
+    assert parsed.manage_certificates == f"{NAMESPACE}/jobguard-tls"
+    with pytest.raises(helm.HelmError, match=re.escape("needs webhook.registration managed")):
+        render(
+            {
+                **values,
+                "webhook": {
+                    "registration": "rendered",
+                    "rendered": yaml.safe_dump_all(registered({})),
+                },
+            }
+        )
+    for obj in first.values():
+        if obj["kind"] not in ("Issuer", "Certificate"):
+            kubernetes_validate.validate(obj, KUBERNETES, strict=True)

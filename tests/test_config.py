@@ -305,3 +305,90 @@ def test_star_means_every_namespace() -> None:
 def test_booleans_are_strict(text: str, path: str) -> None:
     with pytest.raises(ConfigError, match=rf": {re.escape(path)}: must be of type boolean"):
         parse_config(text, "c.yaml")
+
+
+_POLICY = "controllers: {{users: [x]}}, match: {{{match}}}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "exemptions: {namespaces: ['team-[^x]*']}",
+            "cfg.yaml:1: exemptions.namespaces[0]: not a namespace name or glob: 'team-[^x]*': "
+            "'[^' is a negation in Go and shells but a literal '^' in fnmatch; write '[!...]' "
+            "to negate",
+        ),
+        (
+            "suspendPolicies: [{name: q, " + _POLICY.format(match="namespaces: [Team-A]") + "}]",
+            "cfg.yaml:1: suspendPolicies[0].match.namespaces[0]: not a namespace name or glob: "
+            "'Team-A': 'T' cannot occur in a name",
+        ),
+        (
+            "rules: {'NE-00[1': {enabled: true}}",
+            "cfg.yaml:1: rules.NE-00[1: 'NE-00[1': '[' at 5 is never closed",
+        ),
+        (
+            "suspendPolicies: [{name: q, "
+            + _POLICY.format(match="labelSelector: {matchLabels: {q: ''}}")
+            + "}]",
+            "cfg.yaml:1: suspendPolicies[0].match.labelSelector.matchLabels: q: the empty value "
+            "is never matched: a policy reads a label with an empty value as absent (as Kueue "
+            "reads an empty queue name); use DoesNotExist or NotIn to say absent",
+        ),
+        (
+            "suspendPolicies: [{name: q, "
+            + _POLICY.format(
+                match="labelSelector: {matchExpressions: [{key: q, operator: NotIn, values: ['']}]}"
+            )
+            + "}]",
+            "cfg.yaml:1: suspendPolicies[0].match.labelSelector.matchExpressions: q: the empty "
+            "value is never matched",
+        ),
+    ],
+)
+def test_globs_and_empty_values_that_would_read_differently_are_refused(
+    text: str, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yaml")
+    assert str(info.value).startswith(expected)
+
+
+def test_rule_globs_whose_outcome_depends_on_their_order_are_refused() -> None:
+    text = "rules:\n  'SUS-0??': {enforcement: warn}\n  'SUS-00[18]': {enforcement: deny}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yaml")
+    assert str(info.value) == (
+        "cfg.yaml:3: rules.SUS-00[18]: 'SUS-0??' and 'SUS-00[18]' both set enforcement of "
+        "SUS-001, SUS-008 (warn and deny): the outcome would depend on the order of the keys, "
+        "which YAML tools and Helm do not keep; set these rules by exact ID, or make the globs "
+        "disjoint"
+    )
+    # An exact entry decides, whatever the globs say; disjoint or agreeing globs are fine.
+    for extra in ("  SUS-001: {enforcement: deny}\n  SUS-008: {enforcement: deny}\n",):
+        settings = parse_config(text + extra).to_settings()
+        assert settings.rule("SUS-001").enforcement is Enforcement.DENY
+        assert settings.rule("SUS-002").enforcement is Enforcement.WARN
+    parse_config("rules:\n  'SUS-0??': {enforcement: warn}\n  'SUS-00[18]': {enabled: true}\n")
+
+
+def test_overlapping_policies_are_warned_about_with_the_consequence() -> None:
+    from jobguard.app.config import config_warnings
+
+    queue = "labelSelector: {matchExpressions: [{key: q, operator: Exists}]}"
+    text = (
+        "suspendPolicies:\n"
+        f"  - {{name: plain, controllers: {{users: [x]}}, match: {{namespaces: [team-a], {queue}}}}}\n"
+        f"  - {{name: queued, forceSuspendOnCreate: true, controllers: {{users: [k]}},"
+        f" match: {{namespaces: ['team-*'], {queue}}}}}\n"
+        "  - {name: apart, controllers: {users: [x]}, match: {namespaces: ['team-[!a]*'],"
+        " labelSelector: {matchExpressions: [{key: q, operator: DoesNotExist}]}}}\n"
+    )
+    assert config_warnings(parse_config(text).to_settings()) == [
+        "suspend policies 'plain' and 'queued' can match the same Jobs: the first whose match "
+        "fits applies, so 'queued' never applies to them: they are not suspended on CREATE "
+        "('queued' forces it, 'plain' does not: the cronjob-controller's Jobs start at once); "
+        "x (not k) resume and re-place them. List the narrower policy first, or make their "
+        "matches disjoint"
+    ]

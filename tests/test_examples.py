@@ -13,7 +13,7 @@ import yaml
 
 from jobguard.app.admission.review import parse_review
 from jobguard.app.cli.main import main
-from jobguard.app.config import load_config
+from jobguard.app.config import digest, load_config, parse_config
 from jobguard.validators import BOTH_STAGES, Enforcement, Settings, admit
 from tests.test_chart import render
 
@@ -126,7 +126,8 @@ def test_kueue_chart_values_hold_the_kueue_configuration() -> None:
     assert "helm install jobguard charts/jobguard" in README
     assert "-f examples/values/kueue.yaml" in README
     objects = render(values)
-    assert "MutatingWebhookConfiguration/jobguard" in objects
+    stored = parse_config(objects["ConfigMap/jobguard"]["data"]["config.yaml"]).to_settings()
+    assert digest(stored) == digest(parse_config(yaml.safe_dump(values["config"])).to_settings())
 
 
 def test_example_files_are_valid() -> None:

@@ -1,4 +1,4 @@
-"""Suspend policies (SUS-001..SUS-005), their enforcement modes, /mutate and `review --mutate`.
+"""Suspend policies (SUS-001..SUS-009), their enforcement modes, /mutate and `review --mutate`.
 
 Settings come from the Kueue set-up of tests/data/config/kueue.yaml (and variants of it) through
 `app.config.parse_config`; Jobs from `tests.builders.job()` placed in a `team-*` namespace with
@@ -599,30 +599,66 @@ def test_first_matching_policy_applies() -> None:
         assert sus_rules(judge(s, new_b, old_b, user=OTHER_CONTROLLER)) == ["SUS-002"]
 
 
-# --- never judged: status updates and DELETE ---------------------------------------------------
+# --- the door through jobs/status, and relabelling in (SUS-005, SUS-009) ----------------------
 
 
-def test_status_updates_are_never_judged_by_suspend_policies() -> None:
+def test_a_relabel_through_status_is_judged_like_one_through_the_main_resource() -> None:
     old = suspended_job()
     # Through the main resource this resumes and leaves the queue: SUS-002 and SUS-005.
     new = _relabelled(changed(old, suspend=False), None)
     assert sus_rules(judge(BASE, new, old)) == ["SUS-002", "SUS-005"]
-    # Through jobs/status, by the same user, no SUS rule looks at it.
+    # Through jobs/status the spec is the stored one (the status strategy copies it), but the
+    # new labels are stored: leaving the queue there, then resuming, was a way around it.
     verdict = judge(BASE, with_status(new, active=0), old, sub="status")
-    assert verdict.judged and sus_rules(verdict) == []
-    assert verdict.allowed
+    assert causes(verdict) == [("SUS-005", "metadata.labels", FORBIDDEN)]
+    assert judge(BASE, with_status(new, active=0), old, sub="status", user=KUEUE).allowed
+    root = judge(BASE, new, old, user="root", groups=("system:masters",), sub="status")
+    assert root.allowed
+    # A status write that keeps the labels is not a SUS matter.
+    assert sus_rules(judge(BASE, with_status(old, active=0), old, sub="status")) == []
 
 
 def test_status_update_by_user_over_http(client: TestClient) -> None:
     old = suspended_job()
-    # Resuming and leaving the queue, sent to jobs/status: spec is the stored one, and no SUS
-    # rule judges the label change.
     new = _relabelled(changed(old, suspend=False), None)
-    r = client.post("/validate", json=body_for(new, old, sub="status"))
-    assert r.status_code == 200
-    assert r.json()["response"] == {"uid": "uid-1", "allowed": True}
+    response = client.post("/validate", json=body_for(new, old, sub="status")).json()["response"]
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 403
+    assert audited_rules(response) == ["SUS-005"]
     main_resource = client.post("/validate", json=body_for(new, old)).json()["response"]
     assert audited_rules(main_resource) == ["SUS-002", "SUS-005"]
+
+
+@pytest.mark.parametrize("sub", ["", "status"], ids=["jobs", "jobs-status"])
+def test_sus009_a_running_job_cannot_be_relabelled_into_a_policy(sub: str) -> None:
+    old = running_job(queue=None)
+    new = _relabelled(old, "q") if "labels" in old["metadata"] else copy.deepcopy(old)
+    new["metadata"].setdefault("labels", {})[QUEUE_LABEL] = "q"
+    verdict = judge(BASE, new, old, sub=sub)
+    assert causes(verdict) == [("SUS-009", "metadata.labels", FORBIDDEN)]
+    assert verdict.unique()[0].error.detail == (
+        "a running job cannot be relabelled into policy 'queued' (kueue.x-k8s.io/queue-name): "
+        "it would run without its controllers' admission; suspend it first, or only "
+        "kueue-system:kueue-controller-manager may do that"
+    )
+    assert judge(BASE, new, old, sub=sub, user=KUEUE).allowed
+    assert judge(BASE, new, old, sub=sub, user="root", groups=("system:masters",)).allowed
+
+
+def test_sus009_a_suspended_or_finished_job_may_join_a_queue() -> None:
+    old = suspended_job(queue=None)
+    new = copy.deepcopy(old)
+    new["metadata"]["labels"] = {QUEUE_LABEL: "q"}
+    # Suspended, it waits for the queue's controllers like any other (SUS-002 guards resuming).
+    assert judge(BASE, new, old).allowed
+    assert sus_rules(judge(BASE, changed(new, suspend=False), old)) == ["SUS-002", "SUS-009"]
+    finished = with_status(
+        running_job(queue=None),
+        conditions=[{"type": "Failed", "status": "True"}],
+    )
+    relabelled = copy.deepcopy(finished)
+    relabelled["metadata"]["labels"] = {QUEUE_LABEL: "q"}
+    assert "SUS-009" not in sus_rules(judge(BASE, relabelled, finished))
 
 
 def test_delete_is_never_judged(client: TestClient) -> None:
@@ -1094,6 +1130,14 @@ def test_sus007_says_what_becomes_of_the_jobs(
     assert verdict.allowed
     assert verdict.unique()[0].enforcement.value == "warn"
     assert verdict.unique()[0].error.detail.endswith(detail)
+
+
+def test_sus007_on_update_too() -> None:
+    # Adding the queue label to a CronJob's template brings its future Jobs into the policy.
+    old = cronjob("pi", namespace="team-a")
+    new = queued_cronjob()
+    verdict = judge(BASE, new, old, kind="CronJob")
+    assert causes(verdict) == [("SUS-007", "spec.jobTemplate", FORBIDDEN)] and verdict.allowed
 
 
 def test_sus007_reads_the_pod_template_labels_when_the_job_template_has_none() -> None:

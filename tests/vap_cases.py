@@ -324,6 +324,34 @@ def _policy_cases() -> list[PolicyCase]:
             _call(changed(paused, suspend=False), paused),
         ),
         PolicyCase("SUS-005 unrelated label change", USERS_MAY_SUSPEND, _call(unrelated, old)),
+        PolicyCase(
+            "SUS-005 queue label removed through jobs/status",
+            USERS_MAY_SUSPEND,
+            _call(_relabelled(old, None), old, resource="jobs/status"),
+        ),
+    ]
+    unqueued = _relabelled(running, None)
+    cases += [
+        PolicyCase(
+            "SUS-009 running Job relabelled into the policy",
+            USERS_MAY_SUSPEND,
+            _call(running, unqueued),
+        ),
+        PolicyCase(
+            "SUS-009 relabelled in through jobs/status",
+            USERS_MAY_SUSPEND,
+            _call(running, unqueued, resource="jobs/status"),
+        ),
+        PolicyCase(
+            "SUS-009 by the controller",
+            USERS_MAY_SUSPEND,
+            _call(running, unqueued, user=KUEUE),
+        ),
+        PolicyCase(
+            "SUS-009 a suspended Job joins the queue",
+            USERS_MAY_SUSPEND,
+            _call(changed(running, suspend=True), changed(unqueued, suspend=True)),
+        ),
     ]
     vip = {
         "name": "vip",

@@ -8,5 +8,5 @@
 - `cluster`: what talks to a cluster (the kubernetes client, `audit`, PolicyReports, `export vap`
   and the cluster options of `serve`).
 - Used by several: `config` (the configuration file), `certs` (certificates), `exits` (exit
-  codes), `chart_rules` (the chart's copy of the catalogue).
+  codes).
 """

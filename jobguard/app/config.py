@@ -5,7 +5,6 @@ into a `validators.Settings`, and says what that Settings is (`effective_config`
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import hashlib
 import os
 from dataclasses import dataclass
@@ -38,8 +37,16 @@ from jobguard.validators import (
     SuspendPolicy,
     UnsupportedVersionError,
 )
+from jobguard.validators.globs import (
+    NAMESPACE_ALPHABET,
+    RULE_ID_ALPHABET,
+    glob_match,
+    glob_problem,
+    is_glob,
+)
 from jobguard.validators.model import describe
 from jobguard.validators.names import dns1123_label_problems
+from jobguard.validators.policy import shadowing
 from jobguard.validators.selectors import validate_selector
 from jobguard.validators.versions import AUTO_VERSION
 
@@ -95,12 +102,27 @@ class ConfigError(ValueError):
 
 
 def _known_rule_pattern(pattern: str) -> str:
-    if not any(fnmatch.fnmatchcase(rule_id, pattern) for rule_id in RULES_BY_ID):
+    problem = glob_problem(pattern, RULE_ID_ALPHABET)
+    if problem is not None:
+        raise ValueError(problem)
+    if not any(glob_match(rule_id, pattern) for rule_id in RULES_BY_ID):
         raise ValueError(f"{pattern!r} matches no rule ID")
     return pattern
 
 
 RulePattern = Annotated[str, AfterValidator(_known_rule_pattern)]
+
+
+def _namespace_pattern(pattern: str) -> str:
+    """A namespace name or glob (`validators.globs`): what the server, the registrations and the
+    exported policies read alike."""
+    problem = glob_problem(pattern, NAMESPACE_ALPHABET)
+    if problem is not None:
+        raise ValueError(f"not a namespace name or glob: {problem}")
+    return pattern
+
+
+NamespacePattern = Annotated[str, AfterValidator(_namespace_pattern)]
 
 
 class RuleEntry(BaseModel):
@@ -134,13 +156,19 @@ class SubjectsConfig(_Strict):
 
 
 class ExemptionsConfig(SubjectsConfig):
-    namespaces: list[str] = Field(default_factory=list)
+    namespaces: list[NamespacePattern] = Field(default_factory=list)
     built_in: bool = Field(True, alias="builtIn", strict=True)
     """Also exempt the built-in controllers and cluster administrators (BUILT_IN_EXEMPTIONS)."""
 
     def to_exemptions(self) -> Exemptions:
         built_in = BUILT_IN_EXEMPTIONS if self.built_in else Subjects()
         return Exemptions(tuple(self.namespaces), self.to_subjects(), built_in)
+
+
+_EMPTY_VALUE = (
+    "the empty value is never matched: a policy reads a label with an empty value as absent "
+    "(as Kueue reads an empty queue name); use DoesNotExist or NotIn to say absent"
+)
 
 
 class LabelSelectorRequirementConfig(_Strict):
@@ -158,11 +186,22 @@ class LabelSelectorConfig(_Strict):
     def as_selector(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True)
 
+    @field_validator("match_labels")
+    @classmethod
+    def _no_empty_label(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for key, label in (value or {}).items():
+            if label == "":
+                raise ValueError(f"{key}: {_EMPTY_VALUE}")
+        return value
+
     @field_validator("match_expressions")
     @classmethod
     def _usable(
         cls, value: list[LabelSelectorRequirementConfig] | None
     ) -> list[LabelSelectorRequirementConfig] | None:
+        for requirement in value or []:
+            if "" in (requirement.values or []):
+                raise ValueError(f"{requirement.key}: {_EMPTY_VALUE}")
         raw = {"matchExpressions": [r.model_dump(exclude_none=True) for r in value or []]}
         problems = validate_selector("config", raw, "labelSelector")
         if problems:
@@ -174,7 +213,7 @@ class MatchConfig(_Strict):
     """Which Jobs a policy holds: it must say (a policy that matched everything by omission held
     every Job of every namespace); `namespaces: ["*"]` says every namespace."""
 
-    namespaces: list[str] | None = None
+    namespaces: list[NamespacePattern] | None = None
     label_selector: LabelSelectorConfig | None = Field(None, alias="labelSelector")
 
     @field_validator("namespaces")
@@ -386,7 +425,7 @@ def _param_problems(
         params = entry.get("params") if isinstance(entry, dict) else None
         if not isinstance(pattern, str) or not isinstance(params, dict):
             continue
-        matched = [rule for rule in RULES_BY_ID if fnmatch.fnmatchcase(rule, pattern)]
+        matched = [rule for rule in RULES_BY_ID if glob_match(rule, pattern)]
         accepted = set().union(*(RULE_PARAMS.get(rule, frozenset()) for rule in matched))
         for name in params:
             if name not in accepted:
@@ -401,6 +440,64 @@ def _param_problems(
                     )
                 )
     return problems
+
+
+def _glob_conflicts(config: FileConfig, root: yaml.Node | None, source: str) -> list[ConfigProblem]:
+    """Two `rules:` globs that set the same field of a rule to different values, with no exact
+    entry for it: the outcome would depend on the order of the keys, which YAML tools, Helm's
+    `toYaml` and `--set` do not keep. Refused, naming the rules and the values."""
+    entries = list(config.rules.items())
+    conflicts: dict[tuple[str, str, str], list[str]] = {}
+    for rule_id in RULES_BY_ID:
+        names = [rule_id] + [r.id for r in RULES_BY_ID.values() if r.alias_of == rule_id]
+        fields: dict[str, dict[str, Any]] = {}
+        exact: set[str] = set()
+        for pattern, entry in entries:
+            if not any(glob_match(name, pattern) for name in names):
+                continue
+            values: dict[str, Any] = {"enabled": entry.enabled, "enforcement": entry.enforcement}
+            values |= {f"params.{k}": v for k, v in entry.params.items()}
+            for name, value in values.items():
+                if value is None:
+                    continue
+                if not is_glob(pattern):
+                    exact.add(name)
+                else:
+                    fields.setdefault(name, {})[pattern] = value
+        for name, by_pattern in fields.items():
+            patterns = list(by_pattern)
+            for i, first in enumerate(patterns):
+                for second in patterns[i + 1 :]:
+                    if name not in exact and by_pattern[first] != by_pattern[second]:
+                        conflicts.setdefault((first, second, name), []).append(rule_id)
+    problems = []
+    for (first, second, name), rules in conflicts.items():
+        first_value = config.rules[first].model_dump().get(name.partition(".")[0])
+        second_value = config.rules[second].model_dump().get(name.partition(".")[0])
+        if name.startswith("params."):
+            first_value = config.rules[first].params[name[7:]]
+            second_value = config.rules[second].params[name[7:]]
+        loc: tuple[int | str, ...] = ("rules", second)
+        problems.append(
+            ConfigProblem(
+                source,
+                _line_of(root, loc),
+                _path_text(loc),
+                f"{first!r} and {second!r} both set {name} of {', '.join(rules)} "
+                f"({_shown(first_value)} and {_shown(second_value)}): the outcome would depend "
+                "on the order of the keys, which YAML tools and Helm do not keep",
+                "set these rules by exact ID, or make the globs disjoint",
+            )
+        )
+    return problems
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, Enforcement):
+        return value.value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _too_large(source: str, size: int) -> ConfigError:
@@ -464,6 +561,8 @@ def parse_config(text: str, source: str = "<config>") -> FileConfig:
         config = FileConfig.model_validate(data)
     except ValidationError as exc:
         problems += _validation_problems(exc, root, source)
+    else:
+        problems += _glob_conflicts(config, root, source)
     if problems:
         raise ConfigError(sorted(problems, key=lambda p: p.line or 0))
     return config
@@ -549,6 +648,13 @@ def digest(settings: Settings) -> str:
     """A short fingerprint of the effective configuration (logged at start and on reload)."""
     canonical = orjson.dumps(effective_config(settings), option=orjson.OPT_SORT_KEYS)
     return "sha256:" + hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def config_warnings(settings: Settings) -> list[str]:
+    """What a valid configuration does that its author may not expect: suspend policies that can
+    match the same Jobs (the first applies; `policy.shadowing` says what the later one loses).
+    `config validate` prints them, `serve` logs them at start and on every reload."""
+    return shadowing(settings.policies)
 
 
 def log_fields(settings: Settings, path: str | None) -> dict[str, Any]:

@@ -8,8 +8,9 @@ not enforced upstream: NE-001 and NE-002 are on by default, the other NE rules o
 configured; SUS rules act only when suspend policies are configured.
 
 Each entry also carries the rule's other facts, which the rest of jobguard reads from here
-rather than restating: the admission requests it judges (`requests`: the webhook registrations
-and the chart's copy, `jobguard.app.chart_rules`), whether it holds for a stored object and why
+rather than restating: the admission requests it judges (`requests`: the webhook registrations,
+`jobguard.validators.registrations`; tests/firings.py checks them against what each rule fires
+on), whether it holds for a stored object and why
 (`at_rest`: `jobguard audit`, `jobguard.validators.at_rest`), and whether it is exported as
 ValidatingAdmissionPolicy CEL and, if never, why (`vap`: `jobguard.validators.vap`, whose CEL
 builders are keyed by the IDs marked exported).
@@ -387,6 +388,7 @@ AREAS: tuple[Area, ...] = (
         "a DNS-1123 label (OM-003). Label and annotation syntax and size are IM-008, on Jobs, "
         "CronJobs and pod templates. On UPDATE the name is immutable (IM-008) and not judged "
         "again, so objects with names accepted by older rules can still be updated.",
+        requests=(JOB_CREATE, CRONJOB_CREATE),
     ),
     Area(
         "cronjobspec",
@@ -403,6 +405,7 @@ AREAS: tuple[Area, ...] = (
         "depend on the machine. CS-003: `concurrencyPolicy` is Allow, Forbid or Replace (unset "
         "is defaulted to Allow). CS-004: `startingDeadlineSeconds`, `successfulJobsHistoryLimit` "
         "and `failedJobsHistoryLimit` are not negative.",
+        requests=_CRONJOBS,
     ),
     Area(
         "pod",
@@ -430,6 +433,7 @@ AREAS: tuple[Area, ...] = (
         "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
         "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
         'in README.md ("What the pod rules cover").',
+        requests=(JOB_CREATE, JOB_UPDATE, CRONJOB_CREATE, CRONJOB_UPDATE),
     ),
     Area(
         "schema",
@@ -469,6 +473,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod template is immutable on update",
         source=f"{_VALIDATION}: validatePodTemplateUpdate",
         checked_in=_in("template", "check_template_update"),
+        requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -480,6 +485,7 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in("jobguard.validators.strategy", "job_options"),
         reporting=Reporting.CONDITION,
         condition_for=("TM-001", "TM-003"),
+        requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -489,6 +495,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_VALIDATION}: validatePodTemplateUpdate; "
         f"{_STRATEGY}: validationOptionsForJob (KEP-5440)",
         checked_in=_in("template", "check_template_update"),
+        requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -499,6 +506,7 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in("jobguard.validators.strategy", "job_options"),
         reporting=Reporting.CONDITION,
         condition_for=("TM-001", "TM-003"),
+        requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -588,7 +596,7 @@ RULES: tuple[RuleInfo, ...] = (
         "object metadata update rules",
         source="pkg/apis/core/validation: ValidateObjectMeta, ValidateObjectMetaUpdate",
         checked_in=_in("metadata_update", "check_labels_and_annotations", "check_metadata_update"),
-        requests=(JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE),
+        requests=(JOB_CREATE, JOB_UPDATE, JOB_STATUS_UPDATE, CRONJOB_CREATE, CRONJOB_UPDATE),
         at_rest=_holds("label and annotation syntax of the stored metadata"),
     ),
     _r(
@@ -1179,8 +1187,8 @@ RULES: tuple[RuleInfo, ...] = (
         upstream=False,
         default_enabled=True,
         source=_QUEUE_POLICY,
-        checked_in=_in("suspend_policy", "check_suspend_policy_update"),
-        requests=(JOB_UPDATE,),
+        checked_in=_in("suspend_policy", "check_policy_labels"),
+        requests=(JOB_UPDATE, JOB_STATUS_UPDATE),
         at_rest=_WHO_CHANGED,
         vap=_EXPORTED,
     ),
@@ -1227,6 +1235,18 @@ RULES: tuple[RuleInfo, ...] = (
             "judges who created a Job; at rest SUS-001 reports a matched Job that never was "
             "suspended, whoever created it"
         ),
+        vap=_EXPORTED,
+    ),
+    _r(
+        "SUS-009",
+        "policy",
+        "a running Job cannot be relabelled into a policy (except by its controllers)",
+        upstream=False,
+        default_enabled=True,
+        source=_QUEUE_POLICY,
+        checked_in=_in("suspend_policy", "check_policy_labels"),
+        requests=(JOB_UPDATE, JOB_STATUS_UPDATE),
+        at_rest=_WHO_CHANGED,
         vap=_EXPORTED,
     ),
     _r(
@@ -1285,6 +1305,7 @@ RULES: tuple[RuleInfo, ...] = (
         "CronJob names have at most 52 characters",
         source=f"{_VALIDATION}: ValidateCronJobCreate",
         checked_in=_in("object_names", "check_cronjob_name_length"),
+        requests=(CRONJOB_CREATE,),
         at_rest=_CREATE_ONLY,
     ),
     _r(

@@ -77,6 +77,7 @@ from jobguard.validators.rules.suspend_policy import (
     PolicyUpdateOptions,
     check_cronjob_policy,
     check_forced_suspend_kept,
+    check_policy_labels,
     check_suspend_policy_create,
     check_suspend_policy_update,
     needs_forced_suspend,
@@ -312,8 +313,11 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         errors += check_job_status(new, old, "status", status_opts)
         errors += check_job_status_update(new, old, "status", status_opts)
         # Not upstream: suspend semantics of the status (never for exempt requesters).
-        if not _requester_options(settings, ctx.namespace, ctx.requester).exempt:
+        requester_opts = _requester_options(settings, ctx.namespace, ctx.requester)
+        if not requester_opts.exempt:
             errors += check_suspend_status(new_state, old_state, "status", ctx.transition)
+            # The status strategy stores the new labels: a relabel here moves the Job too.
+            errors += check_policy_labels(new, old, "spec", requester_opts.policy)
         return errors
     # Upstream jobStrategy.Validate / ValidateUpdate: the options, ValidateJob, then on UPDATE
     # ValidateJobUpdate.

@@ -6,12 +6,12 @@ Pure data and matching; the checks that use it live in `rules/suspend_policy.py`
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobguard.validators.context import Requester
+from jobguard.validators.globs import any_match, globs_intersect
 from jobguard.validators.selectors import selector_matches
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -71,7 +71,7 @@ class Exemptions:
     """`BUILT_IN_EXEMPTIONS` when the configuration keeps them (empty in a bare library value)."""
 
     def namespace_exempt(self, namespace: str) -> bool:
-        return any(fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces)
+        return any_match(namespace, self.namespaces)
 
     def exempt(self, namespace: str, requester: Requester) -> bool:
         if self.namespace_exempt(namespace):
@@ -101,11 +101,29 @@ class SuspendPolicy:
 
     def matches(self, namespace: str, labels: Mapping[str, str]) -> bool:
         """`labels` as `present_labels` gives them (a label with an empty value is absent)."""
-        if self.namespaces is not None and not any(
-            fnmatch.fnmatchcase(namespace, pattern) for pattern in self.namespaces
-        ):
+        if self.namespaces is not None and not any_match(namespace, self.namespaces):
             return False
         return self.label_selector is None or selector_matches(self.label_selector, labels)
+
+    def object_selector(self) -> dict[str, Any] | None:
+        """The selector as an `objectSelector` that selects at least every Job the policy
+        matches: the API server reads an empty-valued label as present, so `DoesNotExist` (which
+        a policy reads as "absent or empty") is left out; every other requirement selects the
+        same Jobs or more (`Exists` also selects an empty value), and the exact decision is a
+        match condition's. None when nothing is left."""
+        if self.label_selector is None:
+            return None
+        selector: dict[str, Any] = {}
+        if self.label_selector.get("matchLabels"):
+            selector["matchLabels"] = dict(self.label_selector["matchLabels"])
+        requirements = [
+            dict(r)
+            for r in self.label_selector.get("matchExpressions") or []
+            if r.get("operator") != "DoesNotExist"
+        ]
+        if requirements:
+            selector["matchExpressions"] = requirements
+        return selector or None
 
     def selected_keys(self) -> tuple[str, ...]:
         """Label keys the selector reads: changing their values re-routes a queued Job."""
@@ -130,3 +148,93 @@ class PolicySet:
     def policy_for(self, namespace: str, labels: Mapping[str, str]) -> SuspendPolicy | None:
         """The first policy whose match fits, or None."""
         return next((p for p in self.policies if p.matches(namespace, labels)), None)
+
+
+def _label_domains(
+    selector: Mapping[str, Any] | None,
+) -> dict[str, tuple[bool, bool, frozenset[str]]]:
+    """Per label key, the values a selector allows: (absent allowed, finite, values), the values
+    being the allowed ones when finite, else the excluded ones (empty values read as absent)."""
+    out: dict[str, tuple[bool, bool, frozenset[str]]] = {}
+    if selector is None:
+        return out
+    requirements = [
+        (key, "In", [value]) for key, value in (selector.get("matchLabels") or {}).items()
+    ]
+    requirements += [
+        (r.get("key", ""), r.get("operator", ""), r.get("values") or [])
+        for r in selector.get("matchExpressions") or []
+    ]
+    for key, operator, values in requirements:
+        domain = {
+            "In": (False, True, frozenset(values)),
+            "NotIn": (True, False, frozenset(values)),
+            "Exists": (False, False, frozenset()),
+            "DoesNotExist": (True, True, frozenset()),
+        }.get(operator, (False, True, frozenset()))
+        out[key] = _meet(out[key], domain) if key in out else domain
+    return out
+
+
+def _meet(
+    a: tuple[bool, bool, frozenset[str]], b: tuple[bool, bool, frozenset[str]]
+) -> tuple[bool, bool, frozenset[str]]:
+    absent = a[0] and b[0]
+    if a[1] and b[1]:
+        return absent, True, a[2] & b[2]
+    if a[1]:
+        return absent, True, a[2] - b[2]
+    if b[1]:
+        return absent, True, b[2] - a[2]
+    return absent, False, a[2] | b[2]
+
+
+def policies_overlap(first: SuspendPolicy, second: SuspendPolicy) -> bool:
+    """Some Job can match both policies: their namespaces intersect and no label key's
+    requirements contradict each other."""
+    if (
+        first.namespaces is not None
+        and second.namespaces is not None
+        and not any(globs_intersect(a, b) for a in first.namespaces for b in second.namespaces)
+    ):
+        return False
+    domains = _label_domains(first.label_selector)
+    for key, domain in _label_domains(second.label_selector).items():
+        met = _meet(domains[key], domain) if key in domains else domain
+        absent, finite, values = met
+        if not absent and finite and not values:
+            return False
+    return True
+
+
+def shadowing(policies: PolicySet) -> list[str]:
+    """Each pair of policies that can match the same Jobs, said with its consequence: the first
+    whose match fits applies, so the later one never applies to those Jobs."""
+    out = []
+    listed = policies.policies
+    for index, later in enumerate(listed):
+        for earlier in listed[:index]:
+            if not policies_overlap(earlier, later):
+                continue
+            text = (
+                f"suspend policies {earlier.name!r} and {later.name!r} can match the same Jobs: "
+                f"the first whose match fits applies, so {later.name!r} never applies to them"
+            )
+            consequences = []
+            if later.force_suspend_on_create and not earlier.force_suspend_on_create:
+                consequences.append(
+                    f"they are not suspended on CREATE ({later.name!r} forces it, "
+                    f"{earlier.name!r} does not: the cronjob-controller's Jobs start at once)"
+                )
+            if later.controllers != earlier.controllers:
+                consequences.append(
+                    f"{earlier.controllers.describe()} (not {later.controllers.describe()}) "
+                    "resume and re-place them"
+                )
+            if later.users_may_suspend != earlier.users_may_suspend:
+                may = "may" if earlier.users_may_suspend else "may not"
+                consequences.append(f"users {may} suspend them")
+            if consequences:
+                text += ": " + "; ".join(consequences)
+            out.append(text + ". List the narrower policy first, or make their matches disjoint")
+    return out

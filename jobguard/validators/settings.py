@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from jobguard.validators.catalog import RULES, Enforcement, RuleInfo
+from jobguard.validators.globs import glob_match, is_glob
 from jobguard.validators.policy import PolicySet
 from jobguard.validators.versions import Semantics
 
@@ -42,11 +42,11 @@ def _resolve(
     params: dict[str, Any] = {}
     names = [info.id] + [r.id for r in RULES if r.alias_of == info.id]
     # Globs apply in the order written, exact IDs after them, so an exact entry wins.
-    ordered = [(p, o) for p, o in overrides if any(c in p for c in "*?[")] + [
-        (p, o) for p, o in overrides if not any(c in p for c in "*?[")
+    ordered = [(p, o) for p, o in overrides if is_glob(p)] + [
+        (p, o) for p, o in overrides if not is_glob(p)
     ]
     for pattern, override in ordered:
-        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+        if not any(glob_match(name, pattern) for name in names):
             continue
         if override.enabled is not None:
             enabled = override.enabled

@@ -37,6 +37,7 @@ from typing import Any
 
 from jobguard.validators.catalog import RULES, Enforcement, RuleInfo
 from jobguard.validators.errors import forbidden
+from jobguard.validators.globs import glob_regex, is_glob
 from jobguard.validators.policy import PolicySet, Subjects, SuspendPolicy
 from jobguard.validators.settings import Settings
 
@@ -49,7 +50,6 @@ VALIDATION_ACTIONS = {
 RULE_ANNOTATION = "jobguard.io/rule"
 POLICY_ANNOTATION = "jobguard.io/suspend-policy"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-_GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,39 +94,6 @@ def cel_list(values: Iterable[str]) -> str:
     return "[" + ", ".join(cel_string(v) for v in values) + "]"
 
 
-def glob_regex(pattern: str) -> str:
-    """An RE2 regular expression that matches what `fnmatch.fnmatchcase(name, pattern)` does."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        i += 1
-        if char == "*":
-            out.append(".*")
-        elif char == "?":
-            out.append(".")
-        elif char == "[":
-            end = i
-            if end < len(pattern) and pattern[end] == "!":
-                end += 1
-            if end < len(pattern) and pattern[end] == "]":
-                end += 1
-            end = pattern.find("]", end)
-            if end < 0:
-                out.append("\\[")
-                continue
-            body = pattern[i:end].replace("\\", "\\\\")
-            i = end + 1
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            elif body.startswith("^"):
-                body = "\\" + body
-            out.append(f"[{body}]")
-        else:
-            out.append(re.escape(char))
-    return "(?s)^" + "".join(out) + "$"
-
-
 def _not(expression: str) -> str:
     return f"!({expression})"
 
@@ -147,8 +114,8 @@ def _all_of(terms: list[str]) -> str:
 def _names_match(value: str, patterns: Iterable[str]) -> str:
     """`value` (a CEL string expression) matches one of the globs."""
     patterns = list(patterns)
-    exact = [p for p in patterns if not _GLOB_CHARS.search(p)]
-    globs = [p for p in patterns if _GLOB_CHARS.search(p)]
+    exact = [p for p in patterns if not is_glob(p)]
+    globs = [p for p in patterns if is_glob(p)]
     terms = [f"{value} in {cel_list(exact)}"] if exact else []
     terms += [f"{value}.matches({cel_string(glob_regex(g))})" for g in globs]
     return _any_of(terms)
@@ -284,6 +251,8 @@ class _Spec:
     suspend_policy: str | None = None
     namespace_selector: dict[str, Any] | None = None
     object_selector: dict[str, Any] | None = None
+    with_status: bool = False
+    """Also `jobs/status`: the status strategy stores new labels, so relabels are judged there."""
 
 
 def object_name(*parts: str) -> str:
@@ -311,7 +280,9 @@ def _objects(spec: _Spec, enforcement: Enforcement) -> list[dict[str, Any]]:
                 "apiGroups": ["batch"],
                 "apiVersions": ["v1"],
                 "operations": list(spec.operations),
-                "resources": [spec.resource],
+                "resources": [spec.resource, "jobs/status"]
+                if spec.with_status
+                else [spec.resource],
                 "scope": "Namespaced",
             }
         ],
@@ -363,7 +334,7 @@ def _exemption_conditions(
     for any reason but being a built-in controller: `exempt_beyond_controllers`). Exact
     namespace names are the namespace selector's."""
     exemptions = policies.exemptions
-    globs = [n for n in exemptions.namespaces if _GLOB_CHARS.search(n)]
+    globs = [n for n in exemptions.namespaces if is_glob(n)]
     built_in = exemptions.built_in if controllers else Subjects(groups=exemptions.built_in.groups)
     exempt = [_subjects(exemptions.subjects), _subjects(built_in)]
     if globs:
@@ -414,17 +385,13 @@ def _policy_scope(policies: PolicySet, index: int) -> _PolicyScope:
     controllers = _subjects(policy.controllers)
     if controllers != "false":
         common.append(("not-a-controller", _not(controllers)))
-    exact_exempt = [n for n in policies.exemptions.namespaces if not _GLOB_CHARS.search(n)]
+    exact_exempt = [n for n in policies.exemptions.namespaces if not is_glob(n)]
     own = policy.namespaces
-    exact_own = (
-        list(own) if own is not None and not any(_GLOB_CHARS.search(n) for n in own) else None
-    )
+    exact_own = list(own) if own is not None and not any(is_glob(n) for n in own) else None
     selectors: dict[str, Any] = {
         "suspend_policy": policy.name,
         "namespace_selector": _namespace_selector(exact_exempt, exact_own),
-        "object_selector": dict(policy.label_selector)
-        if policy.label_selector is not None
-        else None,
+        "object_selector": policy.object_selector(),
     }
     first_old = _first_match(policies, index, "old")
     applies = _with_labels(
@@ -585,6 +552,38 @@ def _sus_005(scope: _PolicyScope) -> _Spec | None:
             ("staysInPolicy", stays),
         ),
         **scope.selectors,
+        with_status=True,
+    )
+
+
+def _sus_009(scope: _PolicyScope) -> _Spec | None:
+    name, policies, index = scope.name, scope.policies, scope.index
+    keys = ", ".join(scope.policy.selected_keys()) or "its labels"
+    detail = (
+        f"a running job cannot be relabelled into policy '{name}' ({keys}): it would run "
+        f"without its controllers' admission; suspend it first, or only {scope.who} may do that"
+    )
+    comes_in = _with_labels(
+        "oldObject",
+        "old",
+        _with_labels(
+            "object",
+            "new",
+            f"(!{_any_match(policies, 'old')} && {_first_match(policies, index, 'new')})",
+        ),
+    )
+    return _Spec(
+        "SUS-009",
+        object_name("sus-009", name),
+        "jobs",
+        ("UPDATE",),
+        {
+            "expression": f"{_finished('oldObject')} || {_SUSPEND}",
+            "message": _message("SUS-009", "metadata.labels", detail),
+        },
+        (*scope.common, ("comes-into-policy", comes_in)),
+        **scope.selectors,
+        with_status=True,
     )
 
 
@@ -625,6 +624,7 @@ SUS_BUILDERS: Mapping[str, Callable[[_PolicyScope], _Spec | None]] = {
     "SUS-004": _sus_004,
     "SUS-005": _sus_005,
     "SUS-006": _sus_006,
+    "SUS-009": _sus_009,
 }
 """The CEL of each exported SUS rule (`RuleInfo.vap`), built once per suspend policy, in the
 order the export writes them; None where the policy needs none."""
@@ -678,7 +678,7 @@ class _NeScope:
 
 def _ne_scope(settings: Settings) -> _NeScope:
     exemptions = settings.policies.exemptions
-    exact_exempt = [n for n in exemptions.namespaces if not _GLOB_CHARS.search(n)]
+    exact_exempt = [n for n in exemptions.namespaces if not is_glob(n)]
     return _NeScope(
         settings,
         tuple(_exemption_conditions(settings.policies)),

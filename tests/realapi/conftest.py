@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from jobguard.validators.registrations import RegistrationOptions
 from tests.controlplane import (
     ControlPlane,
     ControlPlaneError,
@@ -28,7 +29,7 @@ from tests.controlplane import (
     unregister,
     wait_until,
 )
-from tests.realapi.kube import queued_create_is_judged
+from tests.realapi.kube import queued_create_is_judged, server_release
 
 _failure: list[str] = []
 
@@ -78,7 +79,7 @@ class Registered:
     def start(
         self,
         config: dict[str, Any],
-        values: dict[str, Any] | None = None,
+        options: RegistrationOptions | None = None,
         serve_args: tuple[str, ...] = (),
         url: str | None = None,
         canary: str | None = None,
@@ -88,7 +89,11 @@ class Registered:
         configurations asynchronously)."""
         self.guard.start(config, serve_args)
         self.objects = registrations(
-            config, url or self.guard.url, self.guard.ca.read_bytes(), values
+            config,
+            url or self.guard.url,
+            self.guard.ca.read_bytes(),
+            options,
+            server_release(self.plane),
         )
         with self.plane.http() as api:
             register(api, self.objects)

@@ -205,13 +205,7 @@ def queued_create_is_judged(
 
 def server_release(plane: ControlPlane) -> str:
     """The release jobguard judges this API server by: what `kubernetesVersion: auto` reads."""
-    from jobguard.app.cluster.client import connect, detect_version
-
-    cluster = connect(str(plane.kubeconfig))
-    try:
-        return detect_version(cluster)
-    finally:
-        cluster.close()
+    return plane.release()
 
 
 def merge_patch_apply(target: Any, patch: Any) -> Any:

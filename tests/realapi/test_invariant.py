@@ -23,6 +23,7 @@ import httpx
 import pytest
 import yaml
 
+from jobguard.validators.registrations import RegistrationOptions
 from tests.controlplane import (
     ControlPlane,
     Jobguard,
@@ -42,6 +43,7 @@ from tests.realapi.kube import (
     message,
     metric_samples,
     queued_create_is_judged,
+    server_release,
     wait_for,
 )
 from tests.test_examples import EXAMPLES
@@ -89,8 +91,12 @@ def set_up(plane: ControlPlane, directory: Path, fault: str) -> Iterator[SetUp]:
         setup.guards.append(guard)
         stack.callback(guard.stop)
         guard.start(config)
-        values = {"webhook": {"domain": setup.domain, "timeoutSeconds": TIMEOUT_SECONDS}}
-        objects = registrations(config, guard.url, guard.ca.read_bytes(), values)
+        options = RegistrationOptions(
+            name=f"jobguard-{fault}", domain=setup.domain, timeout_seconds=TIMEOUT_SECONDS
+        )
+        objects = registrations(
+            config, guard.url, guard.ca.read_bytes(), options, server_release(plane)
+        )
         mutate_url: str | None = None
         if fault == "slow":
             certs = guard.directory / "certs"
@@ -119,7 +125,6 @@ def set_up(plane: ControlPlane, directory: Path, fault: str) -> Iterator[SetUp]:
                 if mutate_url is not None:
                     for webhook in obj["webhooks"]:
                         webhook["clientConfig"]["url"] = f"{mutate_url}/mutate"
-            obj["metadata"]["name"] = f"jobguard-{fault}"
             kept.append(obj)
         setup.objects = kept
         create_namespace(admin, setup.namespace)

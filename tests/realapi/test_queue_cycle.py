@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import yaml
 
+from jobguard.validators.registrations import Profile, RegistrationOptions
 from tests.controlplane import KUEUE_SA, ControlPlane
 from tests.realapi.conftest import Registered
 from tests.realapi.kube import (
@@ -80,7 +81,7 @@ def test_queue_cycle_with_the_full_profile(
     ns = namespace("team")
     jobguard.start(
         full_profile(),
-        values={"webhook": {"profile": "full"}},
+        options=RegistrationOptions(profile=Profile.FULL),
         canary=ns,
     )
     jobs = JOBS.format(namespace=ns)

@@ -119,7 +119,9 @@ def test_the_exported_policies_give_the_webhooks_verdicts(
     guard.start(config)
     objects = [
         o
-        for o in registrations(config, guard.url, guard.ca.read_bytes())
+        for o in registrations(
+            config, guard.url, guard.ca.read_bytes(), release=server_release(plane)
+        )
         if o["kind"] == "ValidatingWebhookConfiguration"
     ]
     try:

@@ -57,35 +57,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* Whether the pods talk to the API server: the background audit, kubernetesVersion: auto. */}}
 {{- define "jobguard.callsApiServer" -}}
-{{- if or .Values.audit.enabled (eq (toString .Values.config.kubernetesVersion) "auto") }}true{{ end -}}
+{{- if or .Values.audit.enabled (eq (toString .Values.config.kubernetesVersion) "auto") (eq .Values.webhook.registration "managed") }}true{{ end -}}
 {{- end -}}
 
-{{/* The namespaces the webhooks never see, and the optional opt-in label. */}}
-{{- define "jobguard.namespaceSelector" -}}
-namespaceSelector:
-  matchExpressions:
-    - key: kubernetes.io/metadata.name
-      operator: NotIn
-      values:
-        {{- $excluded := concat (list "kube-system" .Release.Namespace) .Values.webhook.excludeNamespaces | uniq }}
-        {{- range $excluded }}
-        - {{ . | quote }}
-        {{- end }}
-    {{- if .Values.webhook.optIn }}
-    - key: {{ .Values.webhook.optInLabel | quote }}
-      operator: In
-      values: ["true"]
-    {{- end }}
-{{- end -}}
 
-{{- define "jobguard.clientConfig" -}}
-clientConfig:
-  service:
-    name: {{ include "jobguard.fullname" .root }}
-    namespace: {{ .root.Release.Namespace }}
-    path: {{ .path }}
-    port: 443
-  {{- if .caBundle }}
-  caBundle: {{ .caBundle }}
-  {{- end }}
-{{- end -}}

@@ -20,6 +20,7 @@ from jobguard.app.config import (
     CONFIG_ENV,
     ConfigError,
     FileConfig,
+    config_warnings,
     digest,
     effective_config,
     load_config,
@@ -70,7 +71,7 @@ def _offline_settings(path: str | None, version: str | None = None) -> Settings:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from jobguard.app.cluster.commands import serve_cluster
+    from jobguard.app.cluster.commands import serve_certificates, serve_cluster, serve_registrar
     from jobguard.app.server.app import ServerOptions, create_app
     from jobguard.app.server.observability import configure_logging
     from jobguard.app.server.uvicorn_server import ServeOptions, serve
@@ -88,7 +89,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if isinstance(cluster, int):
         return cluster
     cluster_version, background_audit = cluster
+    certificates = serve_certificates(args)
+    if isinstance(certificates, int):
+        return certificates
+    registrar = serve_registrar(args, certificates[1] if certificates else None)
+    if isinstance(registrar, int):
+        return registrar
     path = args.config or os.environ.get(CONFIG_ENV) or None
+    for warning in config_warnings(config.to_settings(cluster_version)):
+        log.warning("configuration %s: %s", path or "(defaults)", warning)
     log.info(
         "configuration loaded",
         extra={
@@ -151,6 +160,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls=tls_manager,
         cluster_version=cluster_version,
         audit=background_audit,
+        registrar=registrar,
+        certificate_sync=certificates[0] if certificates else None,
     )
     serve_options = ServeOptions(
         host=args.host,
@@ -306,6 +317,8 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             invalid += 1
             continue
+        for warning in config_warnings(settings):
+            print(f"{path}: warning: {warning}", file=sys.stderr)
         print(f"{path}: valid ({digest(settings)})")
     return ExitCode.UNUSABLE if invalid else ExitCode.OK
 
@@ -362,6 +375,64 @@ def cmd_certs_inspect(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_registrations(args: argparse.Namespace) -> int:
+    import yaml
+
+    from jobguard.app.cluster.commands import webhook_options
+    from jobguard.validators.registrations import ClientConfig, webhook_configurations
+
+    settings = _offline_settings(args.config)
+    try:
+        if args.service:
+            namespace, sep, name = args.service.partition("/")
+            if not sep or not namespace or not name or "/" in name:
+                raise ValueError(f"--service {args.service!r} is not NAMESPACE/NAME")
+            client = ClientConfig(service_namespace=namespace, service_name=name, port=args.port)
+        else:
+            client = ClientConfig(url=args.url)
+    except ValueError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    ca_bundle = None
+    if args.ca_bundle:
+        try:
+            with open(args.ca_bundle, "rb") as file:
+                ca_bundle = file.read(1024 * 1024)
+        except OSError as exc:
+            print(f"jobguard: --ca-bundle {args.ca_bundle}: {exc.strerror}", file=sys.stderr)
+            return ExitCode.UNUSABLE
+        if b"-----BEGIN CERTIFICATE-----" not in ca_bundle:
+            print(f"jobguard: --ca-bundle {args.ca_bundle}: no PEM certificate", file=sys.stderr)
+            return ExitCode.UNUSABLE
+    options = webhook_options(args, "")
+    objects = webhook_configurations(settings, client, ca_bundle, options)
+    if args.output == "json":
+        sys.stdout.write(orjson.dumps(objects, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(objects, sort_keys=False))
+    return ExitCode.OK
+
+
+def _add_registrations_parser(sub: Any) -> None:
+    from jobguard.app.cluster.commands import add_webhook_options
+
+    reg = _command(
+        sub,
+        "registrations",
+        "print the ValidatingWebhookConfiguration and MutatingWebhookConfiguration that send "
+        "jobguard exactly what the configuration judges",
+    )
+    reg.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
+    where = reg.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="jobguard's base URL (https://host:port), outside a cluster")
+    where.add_argument("--service", metavar="NS/NAME", help="jobguard's Service")
+    reg.add_argument("--port", type=int, default=443, help="the Service's port")
+    reg.add_argument("--ca-bundle", metavar="FILE", help="PEM CA the API server trusts jobguard by")
+    add_webhook_options(reg, "")
+    reg.add_argument("--output", choices=["yaml", "json"], default="yaml", help="format")
+    reg.set_defaults(func=cmd_registrations)
+
+
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Every option's default after its help (flags that are off say nothing); epilogs (exit
     codes) kept as written."""
@@ -385,6 +456,7 @@ EXIT_CODES = {
     "rules": "exit codes: 0",
     "audit": "exit codes: 0 clean, 1 violations, 2 could not audit (the missing permission named)",
     "export vap": "exit codes: 0 written, 2 unusable configuration or version",
+    "registrations": "exit codes: 0 written, 2 unusable configuration, arguments or CA bundle",
     "config validate": "exit codes: 0 every file valid, 2 any invalid (every problem on stderr)",
     "config show": "exit codes: 0, 2 unusable configuration",
     "certs generate": "exit codes: 0 written, 2 files exist (use --force)",
@@ -414,7 +486,12 @@ def _version_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jobguard.app.cluster.commands import add_audit_parser, add_export_parser, add_serve_options
+    from jobguard.app.cluster.commands import (
+        add_audit_parser,
+        add_export_parser,
+        add_registration_options,
+        add_serve_options,
+    )
 
     parser = argparse.ArgumentParser(
         prog="jobguard",
@@ -525,6 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds in-flight requests get after the listener closes",
     )
     add_serve_options(serve)
+    add_registration_options(serve)
     serve.set_defaults(func=cmd_serve)
 
     rev = _command(sub, "review", "judge one AdmissionReview JSON as /validate (or /mutate) does")
@@ -625,6 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_audit_parser(sub, _command)
     add_export_parser(sub, _command)
+    _add_registrations_parser(sub)
 
     rules = _command(
         sub, "rules", "list every rule: ID, area, default enforcement, where it is checked"

@@ -471,3 +471,16 @@ def detect_version(cluster: Cluster) -> str:
     else:
         log.info("kubernetesVersion: auto: the cluster runs Kubernetes %s", choice.cluster)
     return choice.version
+
+
+def read_or_none(fn: Any, *args: Any) -> dict[str, Any] | None:
+    """One GET through the client (`fn`, e.g. `CoreV1Api.read_namespaced_secret`) as JSON;
+    None when the object does not exist. Other failures raise ApiException."""
+    try:
+        response = fn(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    found: dict[str, Any] = orjson.loads(response.data)
+    return found

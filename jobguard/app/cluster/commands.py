@@ -210,6 +210,200 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
     )
 
 
+def add_registration_options(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group(
+        "webhook registrations (jobguard keeps its own; the leader of the replicas writes them)"
+    )
+    group.add_argument(
+        "--register-webhooks",
+        metavar="NS/NAME",
+        help="keep the webhook configurations for this Service (off: registered by others)",
+    )
+    group.add_argument("--webhook-service-port", type=int, default=443, help="the Service's port")
+    group.add_argument(
+        "--webhook-lease", metavar="NS/NAME", help="the Lease (default: NS/<NAME>-leader)"
+    )
+    group.add_argument(
+        "--webhook-ca-file",
+        help="PEM CA bundle for the registrations (default: ca.crt beside --tls-cert-file)",
+    )
+    group.add_argument(
+        "--webhook-owner", metavar="CLUSTERROLE", help="owner of the objects (removed with it)"
+    )
+    add_webhook_options(group, "webhook-")
+    certs = serve.add_argument_group(
+        "certificates (jobguard keeps its own CA and serving certificate in a Secret)"
+    )
+    certs.add_argument(
+        "--manage-certificates",
+        metavar="NS/SECRET",
+        help="keep the certificates in this Secret (created when absent; the leader renews "
+        "them, with --register-webhooks); serves them from --certificates-dir",
+    )
+    certs.add_argument(
+        "--certificates-dir",
+        default="/tmp/jobguard-tls",
+        help="where the pair is written for serving",
+    )
+    certs.add_argument(
+        "--certificate-days", type=int, default=90, help="the serving certificate's validity"
+    )
+    certs.add_argument("--ca-days", type=int, default=730, help="the CA's validity")
+
+
+def add_webhook_options(parser: Any, prefix: str) -> None:
+    """The options of the registrations (`RegistrationOptions`), for `jobguard registrations`
+    (no prefix) and `serve --register-webhooks` ("webhook-")."""
+    parser.add_argument(f"--{prefix}name", default="jobguard", help="the objects' name")
+    parser.add_argument(f"--{prefix}domain", default="jobguard.io", help="webhook name suffix")
+    parser.add_argument(
+        f"--{prefix}profile",
+        choices=["policy", "full"],
+        default="policy",
+        help="the rules registered: the policy rules, or every rule",
+    )
+    parser.add_argument(
+        f"--{prefix}failure-policy",
+        choices=["Auto", "Fail", "Ignore"],
+        default="Auto",
+        help="Auto: a suspend policy's own webhook fails closed, the others open",
+    )
+    parser.add_argument(
+        f"--{prefix}timeout-seconds", type=int, default=5, help="the webhooks' timeoutSeconds"
+    )
+    parser.add_argument(f"--{prefix}opt-in-label", help="guard only namespaces labelled LABEL=true")
+    parser.add_argument(
+        f"--{prefix}mutating-failure-policy",
+        choices=["Fail", "Ignore"],
+        default="Ignore",
+        help="the mutating webhooks' failurePolicy",
+    )
+    parser.add_argument(
+        f"--{prefix}no-mutating", action="store_true", help="register no mutating webhook"
+    )
+
+
+def webhook_options(args: argparse.Namespace, prefix: str) -> Any:
+    """The `RegistrationOptions` of `add_webhook_options`' arguments."""
+    from jobguard.validators.registrations import FailurePolicy, Profile, RegistrationOptions
+
+    def value(name: str) -> Any:
+        return getattr(args, (prefix + name).replace("-", "_"))
+
+    return RegistrationOptions(
+        name=value("name"),
+        domain=value("domain"),
+        profile=Profile(value("profile")),
+        failure_policy=FailurePolicy(value("failure-policy")),
+        mutating=not value("no-mutating"),
+        mutating_failure_policy=FailurePolicy(value("mutating-failure-policy")),
+        timeout_seconds=value("timeout-seconds"),
+        opt_in_label=value("opt-in-label"),
+    )
+
+
+def _namespaced(value: str, option: str) -> tuple[str, str]:
+    namespace, sep, name = value.partition("/")
+    if not sep or not namespace or not name or "/" in name:
+        raise ValueError(f"{option} {value!r} is not NAMESPACE/NAME")
+    return namespace, name
+
+
+def serve_registrar(
+    args: argparse.Namespace, rotation: Any = None
+) -> tuple[Callable[[], Any], Any] | int | None:
+    """The leader's registrations loop for `serve --register-webhooks`: (connect, options), None
+    when not asked, an exit code for unusable options."""
+    if not args.register_webhooks:
+        return None
+    import os
+    import socket
+    from pathlib import Path
+
+    from jobguard.app.cluster.client import Cluster, connect
+    from jobguard.app.cluster.lease import LeaseConfig
+    from jobguard.app.cluster.registrar import RegistrarOptions
+    from jobguard.validators.registrations import ClientConfig
+
+    try:
+        namespace, name = _namespaced(args.register_webhooks, "--register-webhooks")
+        lease_ns, lease_name = (
+            _namespaced(args.webhook_lease, "--webhook-lease")
+            if args.webhook_lease
+            else (namespace, f"{name}-leader")
+        )
+    except ValueError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    ca_file = args.webhook_ca_file
+    if ca_file is None and args.tls_cert_file:
+        beside = Path(args.tls_cert_file).with_name("ca.crt")
+        ca_file = str(beside) if beside.exists() else None
+    identity = os.environ.get("POD_NAME") or socket.gethostname()
+    options = RegistrarOptions(
+        client=ClientConfig(
+            service_namespace=namespace, service_name=name, port=args.webhook_service_port
+        ),
+        ca_file=ca_file,
+        lease=LeaseConfig(lease_ns, lease_name, identity),
+        registration=webhook_options(args, "webhook-"),
+        owner_cluster_role=args.webhook_owner,
+        rotation=rotation,
+    )
+
+    def factory() -> Cluster:
+        return connect(args.kubeconfig, args.context)
+
+    return factory, options
+
+
+def serve_certificates(args: argparse.Namespace) -> tuple[Any, Any] | int | None:
+    """For `serve --manage-certificates`: the Secret made sure of and its pair written where
+    serve reads it (`args.tls_*` set); (the sync task, the rotation options), None when not
+    asked, an exit code when unusable."""
+    if not args.manage_certificates:
+        return None
+    from pathlib import Path
+
+    from kubernetes.client.exceptions import ApiException
+
+    from jobguard.app.cluster.certrotator import (
+        CertificateStore,
+        CertificateSync,
+        RotationOptions,
+        write_pair,
+    )
+    from jobguard.app.cluster.client import ClusterError, connect
+
+    try:
+        namespace, secret = _namespaced(args.manage_certificates, "--manage-certificates")
+        if not args.register_webhooks:
+            raise ValueError("--manage-certificates needs --register-webhooks (the leader renews)")
+        service = _namespaced(args.register_webhooks, "--register-webhooks")[1]
+    except ValueError as exc:
+        print(f"jobguard: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    options = RotationOptions(
+        namespace,
+        secret,
+        service,
+        args.certificate_days,
+        args.ca_days,
+        owner_cluster_role=args.webhook_owner,
+    )
+    directory = Path(args.certificates_dir)
+    try:
+        cluster = connect(args.kubeconfig, args.context)
+        store = CertificateStore(cluster, options)
+        write_pair(store.ensure(), directory)
+    except (ClusterError, ApiException, OSError) as exc:
+        print(f"jobguard: --manage-certificates: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
+    args.tls_cert_file = str(directory / "tls.crt")
+    args.tls_private_key_file = str(directory / "tls.key")
+    return CertificateSync(store, directory), options
+
+
 def serve_cluster(args: argparse.Namespace, config: FileConfig) -> tuple[str | None, Any] | int:
     """What `serve` needs from the cluster: the version `kubernetesVersion: auto` stands for and
     the background audit's options (each None when not asked); an exit code when the cluster

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,9 @@ from jobguard.validators import Settings
 
 if TYPE_CHECKING:  # the kubernetes client is imported only when the background audit runs
     from jobguard.app.cluster.audit import BackgroundAuditOptions
+    from jobguard.app.cluster.certrotator import CertificateSync
+    from jobguard.app.cluster.client import Cluster
+    from jobguard.app.cluster.registrar import RegistrarOptions
 
 __all__ = ["ServerOptions", "WebhookApp", "app", "create_app"]
 
@@ -82,6 +85,8 @@ def create_app(
     tls: TLSManager | None = None,
     cluster_version: str | None = None,
     audit: BackgroundAuditOptions | None = None,
+    registrar: tuple[Callable[[], Cluster], RegistrarOptions] | None = None,
+    certificate_sync: CertificateSync | None = None,
 ) -> WebhookApp:
     """Build the app. Without `config` it is read from `config_path`, $JOBGUARD_CONFIG or the
     defaults; with a file, the file is watched and reloaded (see app.reload). `cluster_version`
@@ -99,6 +104,10 @@ def create_app(
             tasks.append(asyncio.create_task(tls.run()))
         if api.state.audit is not None:
             tasks.append(asyncio.create_task(api.state.audit.run()))
+        if api.state.registrar is not None:
+            tasks.append(asyncio.create_task(api.state.registrar.run()))
+        if certificate_sync is not None:
+            tasks.append(asyncio.create_task(certificate_sync.run()))
         health = (
             _health_server(api, metrics, server_options) if server_options.health_port else None
         )
@@ -127,6 +136,16 @@ def create_app(
     api.state.settings = settings
     api.state.metrics = metrics
     api.state.tls = tls
+    api.state.registrar = None
+    if registrar is not None:
+        from jobguard.app.cluster.registrar import Registrar
+
+        def serving() -> bool:
+            return bool(api.state.ready) and (tls is None or tls.serving)
+
+        api.state.registrar = Registrar(
+            registrar[0], lambda: api.state.settings, registrar[1], ready=serving
+        )
     api.state.audit = None
     if audit is not None:
         from jobguard.app.cluster.audit import AuditMetrics, BackgroundAudit

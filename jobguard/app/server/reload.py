@@ -14,7 +14,7 @@ import logging
 import signal
 from collections.abc import Callable
 
-from jobguard.app.config import ConfigError, load_config, log_fields
+from jobguard.app.config import ConfigError, config_warnings, load_config, log_fields
 from jobguard.app.server.polling import FilePoller, Polled
 from jobguard.validators import Settings
 
@@ -42,6 +42,8 @@ class ConfigReloader(Polled):
     def _reload(self) -> None:
         settings = load_config(self.path).to_settings(self.cluster_version)
         self.apply(settings)
+        for warning in config_warnings(settings):
+            log.warning("configuration %s: %s", self.path, warning)
         log.info(
             "configuration reloaded from %s",
             self.path,

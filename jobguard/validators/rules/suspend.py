@@ -6,13 +6,13 @@ NE-001 and NE-002 are on by default, the others off; informational ones default 
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from jobguard.validators.context import Requester
 from jobguard.validators.errors import FieldError, forbidden
+from jobguard.validators.globs import glob_match
 from jobguard.validators.lifecycle import COMPLETE, FAILED, JobState, Transition
 from jobguard.validators.versions import Semantics
 
@@ -53,7 +53,7 @@ def suspend_options(
 def _requester_listed(requester: Requester, params: Mapping[str, Any]) -> bool:
     users = params.get("users") or []
     groups = params.get("groups") or []
-    if any(fnmatch.fnmatchcase(requester.username, u) for u in users):
+    if any(glob_match(requester.username, u) for u in users):
         return True
     return any(g in groups for g in requester.groups)
 

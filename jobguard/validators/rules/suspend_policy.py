@@ -1,8 +1,9 @@
 """SUS rules: suspend policies (who may create running, resume, suspend, re-place and scale Jobs,
 and what becomes of the Jobs a CronJob creates).
 
-Upstream's Suspend Jobs design leaves these restrictions to admission webhooks. Status updates
-and DELETE are never judged; a policy's controllers may do everything, and the pipeline skips
+Upstream's Suspend Jobs design leaves these restrictions to admission webhooks. Of a status
+update only the labels are judged (SUS-005, SUS-009: the status strategy stores new metadata);
+DELETE is never judged; a policy's controllers may do everything, and the pipeline skips
 every policy rule for exempt requesters (`Exemptions`).
 """
 
@@ -168,24 +169,52 @@ def check_suspend_policy_update(
                 name,
             )
         )
-    # Any unfinished matched Job: once out of the policy, suspending and resuming it are free,
-    # so leaving must be as restricted as resuming (suspended or running alike).
-    if (
-        old_policy is not None
-        and not JobState.of(old).finished
-        and _leaves_policy(old_policy, new_policy, old, new)
-    ):
-        errors.append(
+    errors += check_policy_labels(new, old, path, opts)
+    errors += _scaled_up(new, old, path, who, name)
+    return errors
+
+
+def check_policy_labels(new: Job, old: Job, path: str, opts: PolicyOptions) -> list[FieldError]:
+    """SUS-005 and SUS-009: a label change that moves an unfinished Job out of its policy, or a
+    running one into a policy, by someone other than that policy's controllers. Judged on UPDATE
+    of `jobs` and of `jobs/status` alike: upstream's status strategy keeps the new metadata (it
+    copies only the spec), so a relabel through `/status` is stored too."""
+    if not opts.policies.policies or JobState.of(old).finished:
+        return []
+    old_policy = _matching_policy(old, opts)
+    new_policy = _matching_policy(new, opts)
+    if old_policy is not None:
+        # Once out of the policy, suspending and resuming it are free: leaving is as
+        # restricted as resuming (suspended or running alike).
+        if old_policy.controllers.includes(opts.requester) or not _leaves_policy(
+            old_policy, new_policy, old, new
+        ):
+            return []
+        keys = ", ".join(old_policy.selected_keys()) or "its labels"
+        return [
             forbidden(
                 "SUS-005",
                 "metadata.labels",
-                f"a job matched by policy '{name}' cannot be relabelled out of it "
-                f"({', '.join(old_policy.selected_keys()) or 'its labels'}); only {who} may do that",
-                name,
+                f"a job matched by policy '{old_policy.name}' cannot be relabelled out of it "
+                f"({keys}); only {old_policy.controllers.describe()} may do that",
+                old_policy.name,
             )
+        ]
+    if new_policy is None or new.spec.suspend or new_policy.controllers.includes(opts.requester):
+        return []
+    # A running Job that comes to match a policy would run without ever having passed its
+    # queue; suspended, it waits for the policy's controllers like any other.
+    keys = ", ".join(new_policy.selected_keys()) or "its labels"
+    return [
+        forbidden(
+            "SUS-009",
+            "metadata.labels",
+            f"a running job cannot be relabelled into policy '{new_policy.name}' ({keys}): it "
+            f"would run without its controllers' admission; suspend it first, or only "
+            f"{new_policy.controllers.describe()} may do that",
+            new_policy.name,
         )
-    errors += _scaled_up(new, old, path, who, name)
-    return errors
+    ]
 
 
 def _leaves_policy(
