@@ -159,12 +159,13 @@ def delivered(objects: list[dict[str, Any]], call: Call) -> list[tuple[str, str]
     """(webhook, failurePolicy) of each webhook the API server sends `call` to."""
     new, old = call.objects()
     subresource = call.resource.partition("/")[2]
-    request = {
+    request: dict[str, Any] = {
         "operation": call.operation,
         "namespace": call.namespace,
-        "subResource": subresource,
         "userInfo": {"username": call.user, "groups": list(call.groups)},
     }
+    if subresource:  # the API server leaves an empty subResource out of `request`
+        request["subResource"] = subresource
     activation = {"request": request, "object": new, "oldObject": old}
     out = []
     for configuration in objects:

@@ -135,14 +135,15 @@ def decide(objects: list[dict[str, Any]], call: Call) -> list[Decision]:
     """Every policy's failed validation for one request, with its binding's actions."""
     subresource = call.resource.partition("/")[2]
     new, old = defaulted(call.object), defaulted(call.old_object)
-    request = {
+    request: dict[str, Any] = {
         "operation": call.operation,
         "namespace": call.namespace,
         "name": (new or old or {}).get("metadata", {}).get("name", ""),
-        "subResource": subresource,
         "resource": {"group": "batch", "version": "v1", "resource": call.resource.split("/")[0]},
         "userInfo": {"username": call.username, "groups": list(call.groups)},
     }
+    if subresource:  # the API server leaves an empty subResource out of `request`
+        request["subResource"] = subresource
     actions = {
         o["spec"]["policyName"]: tuple(o["spec"]["validationActions"])
         for o in objects

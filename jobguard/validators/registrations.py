@@ -263,11 +263,12 @@ def _policy_webhook(
         _condition("the-policy-applies", f"request.operation == 'CREATE' ? {created} : {updated}")
     )
     if any(rule["resources"] == ["jobs/status"] for rule in rules):
-        # Of a status write only a relabel is judged (SUS-005, SUS-009).
+        # Of a status write only a relabel is judged (SUS-005, SUS-009). The API server leaves
+        # `subResource` out of `request` for the main resource: absent is not a status write.
         conditions.append(
             _condition(
                 "a-relabel-if-a-status-write",
-                f"request.subResource != 'status' || "
+                f"!has(request.subResource) || request.subResource != 'status' || "
                 f"{job_labels('object')} != {job_labels('oldObject')}",
             )
         )
