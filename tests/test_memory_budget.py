@@ -11,6 +11,7 @@ from collections.abc import Callable
 import orjson
 import pytest
 
+from jobguard.app.admission import exact_json as jsonfallback
 from jobguard.app.admission.review import (
     LOW_MEMORY_PARSE_BYTES,
     Outcome,
@@ -213,3 +214,21 @@ def test_a_mutation_decoded_whole_is_charged_before_it_is_decoded() -> None:
     assert start["status"] == 200
     assert orjson.loads(answer["body"]) == handle_mutate(body, Settings()).payload
     assert app.memory.used == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "location"),
+    [
+        (b'{"a": [1, [2, NaN]], "b": [NaN]}', ("a", 1, 1)),
+        (b'{"a": [1, 2, 1e400, NaN], "b": NaN}', ("a", 2)),
+        (b'{"a": [[], {}, 3], "b": [{"c": [0, 0, Infinity]}, NaN]}', ("b", 0, "c", 2)),
+        (b'[{"x": 1}, [0, 0], [[NaN]]]', (2, 0, 0)),
+        (b"NaN", ()),
+        (b'{"a": [0, 1], "b": {}}', None),
+    ],
+)
+def test_the_first_unreadable_value_is_found_in_document_order(
+    text: bytes, location: tuple[str | int, ...] | None
+) -> None:
+    _, found = jsonfallback.loads(text)
+    assert (found.location if found is not None else None) == location
