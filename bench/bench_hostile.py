@@ -20,6 +20,13 @@ small containers ending in `NaN` to /mutate), each to a new server with small re
 5 ms beside it: peak RSS, the small reviews' p99 and longest wait, the answer; then the RSS of
 an idle server before and after 20 such bodies, one after another (memory given back).
 
+`--idle-flood`: 1,000 connections opened and left idle (plain TCP on loopback), then small
+reviews, each on a new connection, for 5 s: how many got 200 and how many 503.
+
+`--reloads`: a server whose configuration file is a valid 1 MiB one (1,400 suspend policies),
+sent 50 SIGHUPs 20 ms apart while small reviews are sent every 5 ms: the small reviews' p99
+and longest wait, and how many times the file was read (`jobguard_config_reloads_total`).
+
 `--baseline REF` runs 1 and 2 against the server of a git revision too.
 
 Run: `.venv/bin/python -m bench.bench_hostile --repeat 3`.
@@ -31,12 +38,15 @@ import argparse
 import contextlib
 import copy
 import os
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -176,6 +186,107 @@ def memory_given_back(port: int, pid: int, endpoint: str, body: bytes, count: in
             read_response(sock)
         time.sleep(1.0)
         return f"idle RSS {before:.0f} -> {rss_mib(pid):.0f} MiB after {count} bodies"
+
+
+def idle_flood(baseline: str | None, count: int = 1000) -> None:
+    print(f"{count} idle connections held, then small reviews on new connections for 5 s")
+    small = http_request("/validate", orjson.dumps(review(job())))
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    for name, ref in trees:
+        with source_tree(ref) as tree, server(tree, False, []) as (port, _):
+            held = [connect(port) for _ in range(count)]
+            time.sleep(0.5)
+            statuses: list[int] = []
+            waits: list[float] = []
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                started = time.perf_counter()
+                try:
+                    with connect(port) as sock:
+                        sock.sendall(small)
+                        statuses.append(read_response(sock)[0])
+                except OSError:
+                    statuses.append(0)
+                waits.append(time.perf_counter() - started)
+                time.sleep(0.02)
+            for sock in held:
+                sock.close()
+            ordered = sorted(waits)
+            print(
+                f"  {name}: {statuses.count(200)} of {len(statuses)} answered 200,"
+                f" {statuses.count(503)} got 503, {statuses.count(0)} failed;"
+                f" p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms"
+            )
+
+
+def large_config(limit: int = 1024 * 1024) -> str:
+    """A valid configuration of just under `limit` bytes: suspend policies over long namespace
+    names (within the 20,000 values a configuration may hold)."""
+    text = "suspendPolicies:\n"
+    i = 0
+    while True:
+        names = ", ".join(f"'team-{i:05d}-{n:02d}-" + "x" * 49 + "'" for n in range(40))
+        policy = (
+            f"  - name: queued-{i:05d}\n"
+            f"    match: {{namespaces: [{names}]}}\n"
+            f"    controllers: {{serviceAccounts: ['kueue-system:kueue']}}\n"
+        )
+        if len(text) + len(policy) > limit:
+            return text
+        text += policy
+        i += 1
+
+
+def reloads(baseline: str | None, count: int = 50) -> None:
+    config = large_config()
+    print(f"{count} SIGHUPs 20 ms apart, a valid {len(config) / 2**20:.2f} MiB configuration")
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_text(config)
+        for name, ref in trees:
+            with (
+                source_tree(ref) as tree,
+                server(tree, False, ["--config", str(path)]) as (
+                    port,
+                    pid,
+                ),
+            ):
+                waits: list[float] = []
+                stop = threading.Event()
+                others = threading.Thread(
+                    target=send_small_reviews, args=(port, stop, waits, 0.005)
+                )
+                others.start()
+                time.sleep(0.3)
+                started = time.perf_counter()
+                for _ in range(count):
+                    os.kill(pid, signal.SIGHUP)
+                    time.sleep(0.02)
+                time.sleep(3.0)
+                seconds = time.perf_counter() - started
+                stop.set()
+                others.join()
+                metrics = (
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=300)
+                    .read()
+                    .decode()
+                )
+                reads = [
+                    line
+                    for line in metrics.splitlines()
+                    if line.startswith("jobguard_config_reloads_total{")
+                ]
+                ordered = sorted(waits)
+                print(
+                    f"  {name}: small reviews p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f}"
+                    f" ms, longest {ordered[-1] * 1000:.0f} ms ({len(ordered)} in"
+                    f" {seconds:.1f} s); {'; '.join(reads)}"
+                )
 
 
 def decoders(baseline: str | None, repeat: int) -> None:
@@ -333,7 +444,21 @@ def main() -> None:
         action="store_true",
         help="only the bodies that take the exact decoder (this tree, --baseline)",
     )
+    parser.add_argument(
+        "--reloads", action="store_true", help="only the SIGHUP storm (this tree, --baseline)"
+    )
+    parser.add_argument(
+        "--idle-flood",
+        action="store_true",
+        help="only the idle connections (this tree, --baseline)",
+    )
     args = parser.parse_args()
+    if args.idle_flood:
+        idle_flood(args.baseline)
+        return
+    if args.reloads:
+        reloads(args.baseline)
+        return
     if args.decoders:
         decoders(args.baseline, args.repeat)
         return
