@@ -6,6 +6,7 @@ from token and CA files and environment variables, paged lists, an expired conti
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from jobguard.app.cluster.client import (
     CRONJOBS,
     JOBS,
     MAX_LIST_RESTARTS,
+    MAX_MESSAGE_CHARS,
     POLICY_REPORTS,
     AccessDenied,
     Cluster,
@@ -232,3 +234,17 @@ def test_policy_reports_created_then_patched(cluster: Cluster, stand_in: StandIn
         AccessDenied, match=r"may not create policyreports\.wgpolicyk8s\.io in namespace 'team-0'"
     ):
         cluster.apply_report(report)
+
+
+def test_a_huge_error_message_is_cut(cluster: Cluster, stand_in: StandIn) -> None:
+    """A 5 MiB message in the API server's Status is repeated to its first 1,000 characters."""
+    stand_in.cluster.forbid.add(("list", "cronjobs"))
+    stand_in.cluster.forbidden_padding = 5 * 1024 * 1024
+    with pytest.raises(AccessDenied) as raised:
+        list(cluster.list_objects(CRONJOBS))
+    message = str(raised.value)
+    detail = message[message.index("cronjobs.batch is forbidden") :]
+    assert detail.startswith('cronjobs.batch is forbidden: User "system:serviceaccount:')
+    more = int(re.search(r"\.\.\. \((\d+) more characters\)$", detail).group(1))  # type: ignore[union-attr]
+    assert len(detail) - len(f"... ({more} more characters)") == MAX_MESSAGE_CHARS
+    assert MAX_MESSAGE_CHARS + more > 5 * 1024 * 1024

@@ -93,15 +93,27 @@ class AccessDenied(ClusterError):
         )
 
 
+MAX_MESSAGE_CHARS = 1000
+"""The most of a message from the cluster that an error repeats (a proxy or a broken API server
+can send megabytes; the API server's own messages are a line)."""
+
+
+def cut(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`message`, or its first `limit` characters and how many more there were."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... ({len(message) - limit} more characters)"
+
+
 def _status_message(exc: ApiException) -> str:
-    """The `message` of the Status the API server sent, else the HTTP reason."""
+    """The `message` of the Status the API server sent (cut), else the HTTP reason."""
     try:
         body = orjson.loads(exc.body or b"")
     except orjson.JSONDecodeError:
         body = None
     if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return f"HTTP {exc.status} {exc.reason or ''}".strip()
+        return cut(str(body["message"]))
+    return cut(f"HTTP {exc.status} {exc.reason or ''}".strip())
 
 
 def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
@@ -118,8 +130,8 @@ def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
         return f"timed out after {REQUEST_TIMEOUT:g} s"
     marker = "Failed to establish a new connection: "
     if marker in text:
-        return text[text.index(marker) + len(marker) :].rstrip("'\")")
-    return text or type(reason).__name__
+        return cut(text[text.index(marker) + len(marker) :].rstrip("'\")"))
+    return cut(text) or type(reason).__name__
 
 
 @dataclass(frozen=True, slots=True)
