@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from jobguard.app.cluster import client as client_module
 from jobguard.app.cluster.client import (
     CRONJOBS,
     JOBS,
@@ -248,3 +249,28 @@ def test_a_huge_error_message_is_cut(cluster: Cluster, stand_in: StandIn) -> Non
     more = int(re.search(r"\.\.\. \((\d+) more characters\)$", detail).group(1))  # type: ignore[union-attr]
     assert len(detail) - len(f"... ({more} more characters)") == MAX_MESSAGE_CHARS
     assert MAX_MESSAGE_CHARS + more > 5 * 1024 * 1024
+
+
+def test_pages_are_sized_by_bytes_as_well_as_count(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seven Jobs of about 100 KiB each, pages of at most 256 KiB: asked 3, then 1 at a time."""
+    monkeypatch.setattr(client_module, "MAX_PAGE_BYTES", 256 * 1024)
+    stand_in.cluster.reset()
+    for i in range(7):
+        big = job(f"job-{i}", uid=f"uid-{i}", namespace="team-0")
+        big["metadata"]["annotations"] = {"note": "x" * 100_000}
+        stand_in.cluster.add("jobs", big)
+    items = list(cluster.list_objects(JOBS, page_size=4))
+    assert sorted(names(items)) == [f"job-{i}" for i in range(7)]
+    limits = [p.query.get("limit") for p in stand_in.cluster.lists("jobs")]
+    assert limits[:2] == ["4", "2"] and set(limits[2:]) == {"2"}
+
+
+def test_endless_continue_tokens_end_the_list(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "MAX_LIST_PAGES", 3)
+    with pytest.raises(ClusterError, match=r"^list jobs.batch: more than 3 pages; stopped$"):
+        list(cluster.list_objects(JOBS, page_size=1))
+    assert len(stand_in.cluster.lists("jobs")) == 3
