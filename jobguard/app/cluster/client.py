@@ -49,7 +49,7 @@ REQUEST_TIMEOUT = 30.0
 REQUEST_DEADLINE = 120.0
 """Seconds a whole answer may take to arrive: REQUEST_TIMEOUT bounds each wait for bytes, so an
 answer drip-fed a byte at a time would never end without it."""
-MAX_PAGE_BYTES = 32 * 1024 * 1024
+MAX_PAGE_BYTES = 16 * 1024 * 1024
 """The largest list page read: a larger one is asked again with half as many objects (pages
 sized by bytes as well as count: 100 Jobs near etcd's 1.5 MiB limit cost 500 MiB decoded)."""
 MAX_LIST_PAGES = 20_000
