@@ -135,8 +135,13 @@ class WebhookApp:
                     return
             await self._serve(send, receive, endpoint, budget, hold, declared is None, started)
         finally:
+            large = hold.size > INLINE_BODY_BYTES
             memory.release(hold)
             in_flight[endpoint] -= 1
+        if large:
+            # The body and what was decoded from it are freed now (`_serve` returned): the
+            # allocator's free pages go back to the system, in the worker, after any judgement.
+            asyncio.get_running_loop().run_in_executor(_LARGE, give_back)
 
     async def _serve(
         self,
@@ -197,7 +202,7 @@ class WebhookApp:
         outcome = await loop.run_in_executor(_LARGE, _without_collector, handler, body, settings)
         await _respond(send, outcome.status, outcome.payload)
         seconds = perf_counter() - started
-        await loop.run_in_executor(_LARGE, self._observe_large, endpoint, outcome, seconds, body)
+        await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
 
     async def _mutate_large(
         self,
@@ -226,17 +231,7 @@ class WebhookApp:
             self._observe(endpoint, outcome, seconds, body)
         else:
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(
-                _LARGE, self._observe_large, endpoint, outcome, seconds, body
-            )
-
-    def _observe_large(self, endpoint: str, outcome: Outcome, seconds: float, body: bytes) -> None:
-        """`_observe`, then the memory of the large body given back (see `heap`): run in the
-        worker thread, after the answer; what the request still refers to (its body, the
-        decoded object) goes when it returns, and the next large body's trim takes it."""
-        self._observe(endpoint, outcome, seconds, body)
-        del outcome
-        give_back()
+            await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
 
     async def _account(self, hold: _Hold, size: int, budget: float) -> None:
         """Hold the memory of a body without a Content-Length, now `size` bytes read."""
