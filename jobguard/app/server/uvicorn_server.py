@@ -20,6 +20,11 @@ around each of them `_Connection` adds what the write path needs:
 
 Responses carry `Connection: close` after a 408 or 413 (the app's own header) and during the
 stop (`_CloseWhenDone`).
+
+This is the one module that reaches into uvicorn beyond its public configuration (the request
+cycle's state, the protocol's constructor and app, the server's signal list and started
+message): tests/test_uvicorn_contract.py checks those names against the pinned uvicorn, which
+an upgrade must pass first.
 """
 
 from __future__ import annotations
