@@ -14,6 +14,19 @@
    sent at once with small reviews beside them: the peak RSS and the answers.)
 3. A silent connection and one that trickles its headers: when the server closes them.
 
+`--decoders`: instead, the shapes that send a body to the exact decoder (7 MiB of zeros in
+`request.options` ending in `1e400` to /validate, in `NaN` to /mutate, and a 6.9 MiB Job of
+small containers ending in `NaN` to /mutate), each to a new server with small reviews every
+5 ms beside it: peak RSS, the small reviews' p99 and longest wait, the answer; then the RSS of
+an idle server before and after 20 such bodies, one after another (memory given back).
+
+`--idle-flood`: 1,000 connections opened and left idle (plain TCP on loopback), then small
+reviews, each on a new connection, for 5 s: how many got 200 and how many 503.
+
+`--reloads`: a server whose configuration file is a valid 1 MiB one (1,400 suspend policies),
+sent 50 SIGHUPs 20 ms apart while small reviews are sent every 5 ms: the small reviews' p99
+and longest wait, and how many times the file was read (`jobguard_config_reloads_total`).
+
 `--baseline REF` runs 1 and 2 against the server of a git revision too.
 
 Run: `.venv/bin/python -m bench.bench_hostile --repeat 3`.
@@ -25,12 +38,15 @@ import argparse
 import contextlib
 import copy
 import os
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,6 +130,185 @@ def send_small_reviews(port: int, stop: threading.Event, waits: list[float], pau
             read_response(sock)
             waits.append(time.perf_counter() - started)
             time.sleep(pause)
+
+
+def options_numbers(last: bytes, size: int = 7 * 1024 * 1024 - 4096) -> bytes:
+    """A Job review whose `request.options` lists zeros up to `size` bytes, then `last`."""
+    head = orjson.dumps(review(job()))
+    head = head.replace(b'"request":{', b'"request":{"options":"@@",', 1)
+    count = (size - len(head)) // 2
+    return head.replace(b'"@@"', b"[" + b"0," * count + last + b"]")
+
+
+def costly_job_ending_in(last: bytes) -> bytes:
+    """`costly_job` with `last` as the value of a field after its containers."""
+    return costly_job().replace(b'"spec":{', b'"spec":{"x":' + last + b",", 1)
+
+
+def decoder_attack(port: int, pid: int, endpoint: str, body: bytes) -> dict[str, float]:
+    """`body` to `endpoint` with small reviews every 5 ms beside it."""
+    waits: list[float] = []
+    stop = threading.Event()
+    others = threading.Thread(target=send_small_reviews, args=(port, stop, waits, 0.005))
+    rss = rss_mib(pid)
+    others.start()
+    time.sleep(0.2)
+    with connect(port) as sock:
+        started = time.perf_counter()
+        sock.sendall(http_request(endpoint + "?timeout=10s", body))
+        status, _, _ = read_response(sock)
+        seconds = time.perf_counter() - started
+    time.sleep(0.3)
+    stop.set()
+    others.join()
+    ordered = sorted(waits)
+    return {
+        "http_status": status,
+        "seconds": seconds,
+        "rss_before_mib": rss,
+        "peak_rss_mib": rss_mib(pid, "VmHWM"),
+        "small_p99_ms": ordered[int(len(ordered) * 0.99)] * 1000,
+        "small_max_ms": ordered[-1] * 1000,
+        "small_count": len(ordered),
+    }
+
+
+def memory_given_back(port: int, pid: int, endpoint: str, body: bytes, count: int = 20) -> str:
+    """The idle RSS before and after `count` bodies sent one after another."""
+    small = http_request("/validate", orjson.dumps(review(job())))
+    with connect(port) as sock:
+        sock.sendall(small)
+        read_response(sock)
+        time.sleep(0.5)
+        before = rss_mib(pid)
+        for _ in range(count):
+            sock.sendall(http_request(endpoint + "?timeout=10s", body))
+            read_response(sock)
+        time.sleep(1.0)
+        return f"idle RSS {before:.0f} -> {rss_mib(pid):.0f} MiB after {count} bodies"
+
+
+def idle_flood(baseline: str | None, count: int = 1000) -> None:
+    print(f"{count} idle connections held, then small reviews on new connections for 5 s")
+    small = http_request("/validate", orjson.dumps(review(job())))
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    for name, ref in trees:
+        with source_tree(ref) as tree, server(tree, False, []) as (port, _):
+            held = [connect(port) for _ in range(count)]
+            time.sleep(0.5)
+            statuses: list[int] = []
+            waits: list[float] = []
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                started = time.perf_counter()
+                try:
+                    with connect(port) as sock:
+                        sock.sendall(small)
+                        statuses.append(read_response(sock)[0])
+                except OSError:
+                    statuses.append(0)
+                waits.append(time.perf_counter() - started)
+                time.sleep(0.02)
+            for sock in held:
+                sock.close()
+            ordered = sorted(waits)
+            print(
+                f"  {name}: {statuses.count(200)} of {len(statuses)} answered 200,"
+                f" {statuses.count(503)} got 503, {statuses.count(0)} failed;"
+                f" p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms"
+            )
+
+
+def large_config(limit: int = 1024 * 1024) -> str:
+    """A valid configuration of just under `limit` bytes: suspend policies over long namespace
+    names (within the 20,000 values a configuration may hold)."""
+    text = "suspendPolicies:\n"
+    i = 0
+    while True:
+        names = ", ".join(f"'team-{i:05d}-{n:02d}-" + "x" * 49 + "'" for n in range(40))
+        policy = (
+            f"  - name: queued-{i:05d}\n"
+            f"    match: {{namespaces: [{names}]}}\n"
+            f"    controllers: {{serviceAccounts: ['kueue-system:kueue']}}\n"
+        )
+        if len(text) + len(policy) > limit:
+            return text
+        text += policy
+        i += 1
+
+
+def reloads(baseline: str | None, count: int = 50) -> None:
+    config = large_config()
+    print(f"{count} SIGHUPs 20 ms apart, a valid {len(config) / 2**20:.2f} MiB configuration")
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_text(config)
+        for name, ref in trees:
+            with (
+                source_tree(ref) as tree,
+                server(tree, False, ["--config", str(path)]) as (
+                    port,
+                    pid,
+                ),
+            ):
+                waits: list[float] = []
+                stop = threading.Event()
+                others = threading.Thread(
+                    target=send_small_reviews, args=(port, stop, waits, 0.005)
+                )
+                others.start()
+                time.sleep(0.3)
+                started = time.perf_counter()
+                for _ in range(count):
+                    os.kill(pid, signal.SIGHUP)
+                    time.sleep(0.02)
+                time.sleep(3.0)
+                seconds = time.perf_counter() - started
+                stop.set()
+                others.join()
+                metrics = (
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=300)
+                    .read()
+                    .decode()
+                )
+                reads = [
+                    line
+                    for line in metrics.splitlines()
+                    if line.startswith("jobguard_config_reloads_total{")
+                ]
+                ordered = sorted(waits)
+                print(
+                    f"  {name}: small reviews p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f}"
+                    f" ms, longest {ordered[-1] * 1000:.0f} ms ({len(ordered)} in"
+                    f" {seconds:.1f} s); {'; '.join(reads)}"
+                )
+
+
+def decoders(baseline: str | None, repeat: int) -> None:
+    attacks = {
+        "zeros ending in 1e400 -> /validate": ("/validate", options_numbers(b"1e400")),
+        "zeros ending in NaN -> /mutate": ("/mutate", options_numbers(b"NaN")),
+        "small containers ending in NaN -> /mutate": ("/mutate", costly_job_ending_in(b"NaN")),
+    }
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    for what, (endpoint, body) in attacks.items():
+        print(f"{what}: {len(body) / 2**20:.2f} MiB")
+        for name, ref in trees:
+            with source_tree(ref) as tree:
+                runs = []
+                for _ in range(repeat):
+                    with server(tree, False, []) as (port, pid):
+                        runs.append(decoder_attack(port, pid, endpoint, body))
+                report(name, runs)
+                with server(tree, False, []) as (port, pid):
+                    print(f"  {name}: {memory_given_back(port, pid, endpoint, body)}")
 
 
 def pathological(port: int, pid: int, body: bytes) -> dict[str, float]:
@@ -244,7 +439,29 @@ def main() -> None:
         action="store_true",
         help="only the 20 concurrent 6.9 MiB Jobs of small containers (this tree, --baseline)",
     )
+    parser.add_argument(
+        "--decoders",
+        action="store_true",
+        help="only the bodies that take the exact decoder (this tree, --baseline)",
+    )
+    parser.add_argument(
+        "--reloads", action="store_true", help="only the SIGHUP storm (this tree, --baseline)"
+    )
+    parser.add_argument(
+        "--idle-flood",
+        action="store_true",
+        help="only the idle connections (this tree, --baseline)",
+    )
     args = parser.parse_args()
+    if args.idle_flood:
+        idle_flood(args.baseline)
+        return
+    if args.reloads:
+        reloads(args.baseline)
+        return
+    if args.decoders:
+        decoders(args.baseline, args.repeat)
+        return
     if args.concurrent_only:
         body = costly_job()
         print(f"20 concurrent Job CREATEs of small containers, {len(body) / 2**20:.2f} MiB each")

@@ -8,7 +8,14 @@ the order (the fast path refuses it, so the exact one finds the error). Each tre
 process of its own; `--against DIR` runs another tree's `jobguard` package (unpacked with
 `git archive REF jobguard | tar -x -C DIR`) beside this one.
 
-Run: `.venv/bin/python -m bench.bench_memory [--against DIR]`.
+`--paths`: instead, each decoder path's cost per body byte (the `tracemalloc` peak of one call
+of the server's handler, divided by the body's size) on the worst shapes known to take it:
+orjson (bodies up to 1 MiB), the standard library's decoder (over 1 MiB), the exact decoder
+(values orjson refuses: zeros ending in `1e400` or `NaN`, a Job of small
+containers ending in `NaN`), and /mutate's envelope; against DECODED_COST, what the server's
+memory budget charges a body byte.
+
+Run: `.venv/bin/python -m bench.bench_memory [--against DIR] [--paths]`.
 """
 
 from __future__ import annotations
@@ -84,11 +91,47 @@ print(json.dumps(figures))
 """
 
 
-def measure(tree: Path | None) -> dict[str, float]:
+PATHS = """
+import gc, json, sys, tracemalloc
+import orjson
+from jobguard.app.admission.review import handle_mutate, handle_validate
+from jobguard.validators import Settings
+from bench.bench_hostile import costly_job, costly_job_ending_in, options_numbers
+
+settings = Settings()
+handle_validate(orjson.dumps({"apiVersion": "admission.k8s.io/v1"}), settings)  # warm imports
+MIB = 1024 * 1024
+
+
+shapes = [
+    ("orjson: Job of small containers, 1 MiB", "/validate", costly_job(MIB - 4096)),
+    ("orjson refused, exact: zeros ending in 1e400, 1 MiB", "/validate", options_numbers(b"1e400", MIB - 4096)),
+    ("stdlib: Job of small containers, 6.9 MiB", "/validate", costly_job()),
+    ("exact: zeros ending in 1e400, 7 MiB", "/validate", options_numbers(b"1e400")),
+    ("exact: zeros ending in NaN, 7 MiB", "/validate", options_numbers(b"NaN")),
+    ("exact: Job of small containers ending in NaN, 6.9 MiB", "/validate", costly_job_ending_in(b"NaN")),
+    ("mutate envelope: Job of small containers, 6.9 MiB", "/mutate", costly_job()),
+    ("mutate whole: zeros ending in NaN, 7 MiB", "/mutate", options_numbers(b"NaN")),
+    ("mutate whole: small containers ending in NaN, 6.9 MiB", "/mutate", costly_job_ending_in(b"NaN")),
+]
+figures = {}
+for name, endpoint, body in shapes:
+    handler = handle_validate if endpoint == "/validate" else handle_mutate
+    gc.collect()
+    tracemalloc.start()
+    handler(body, settings)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    figures[f"{name}: bytes per body byte"] = peak / len(body)
+print(json.dumps(figures))
+"""
+
+
+def measure(tree: Path | None, script: str = MEASURE) -> dict[str, float]:
     path = [str(ROOT)] if tree is None else [str(tree), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     out = subprocess.run(
-        [sys.executable, "-c", MEASURE], env=env, cwd=tree or ROOT, capture_output=True, text=True
+        [sys.executable, "-c", script], env=env, cwd=tree or ROOT, capture_output=True, text=True
     )
     if out.returncode != 0:
         raise SystemExit(out.stderr)
@@ -99,11 +142,13 @@ def measure(tree: Path | None) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--against", type=Path, help="a directory holding another tree's package")
+    parser.add_argument("--paths", action="store_true", help="each decoder path's cost")
     args = parser.parse_args()
     trees: dict[str, Path | None] = {"this tree": None}
     if args.against is not None:
         trees[f"against {args.against}"] = args.against.resolve()
-    results = {name: measure(tree) for name, tree in trees.items()}
+    script = PATHS if args.paths else MEASURE
+    results = {name: measure(tree, script) for name, tree in trees.items()}
     print(f"{'':56}" + "".join(f"{name:>24}" for name in results))
     for key in results["this tree"]:
         print(f"{key:56}" + "".join(f"{figures[key]:24.3f}" for figures in results.values()))

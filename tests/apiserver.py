@@ -83,6 +83,8 @@ class FakeCluster:
     """(verb, resource) pairs answered 403."""
     expire_tokens: int = 0
     """How many continue tokens expire (410) before tokens work again."""
+    forbidden_padding: int = 0
+    """Characters added to the message of a 403 (a proxy's or a broken server's page)."""
     reports_installed: bool = False
     reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     """PolicyReports by (namespace, name)."""
@@ -156,7 +158,9 @@ class FakeCluster:
             403,
             "Forbidden",
             f'{resource}.{group} is forbidden: User "system:serviceaccount:jobguard:jobguard" '
-            f'cannot {verb} resource "{resource}" in API group "{group}" {where}',
+            f'cannot {verb} resource "{resource}" in API group "{group}" {where}'
+            + "x"
+            * self.forbidden_padding,
         )
 
     def _list(self, method: str, rest: list[str], query: dict[str, str]) -> Response:

@@ -13,8 +13,9 @@ def drive(
     query: bytes = b"",
     headers: Iterable[tuple[bytes, bytes]] = (),
     delay: float = 0.0,
+    path: str = "/validate",
 ) -> list[dict[str, Any]]:
-    """What `app` sends for one POST /validate whose receive() gives `messages` in turn (each
+    """What `app` sends for one POST to `path` (/validate unless told) whose receive() gives `messages` in turn (each
     after `delay` seconds). `messages` is consumed: what is left in it was never read."""
     sent: list[dict[str, Any]] = []
 
@@ -29,7 +30,7 @@ def drive(
     scope = {
         "type": "http",
         "method": "POST",
-        "path": "/validate",
+        "path": path,
         "headers": list(headers),
         "query_string": query,
     }

@@ -24,7 +24,7 @@ from jobguard.app.cluster.audit import (
     BackgroundAuditOptions,
     audit,
 )
-from jobguard.app.cluster.client import connect
+from jobguard.app.cluster.client import ClusterError, connect
 from jobguard.app.cluster.policy_reports import policy_reports
 from jobguard.app.config import parse_config
 from jobguard.app.server.app import create_app
@@ -674,3 +674,10 @@ def test_auto_version_survives_reloads(tmp_path: Path) -> None:
     assert app.state.reloader.check(force=True)
     assert app.state.settings.semantics.version == "1.36"
     assert app.state.settings.enforcement.value == "warn"
+
+
+def test_a_pass_past_its_deadline_stops_with_an_error(stand_in: StandIn, kubeconfig: str) -> None:
+    cluster = connect(kubeconfig)
+    with pytest.raises(ClusterError, match=r"^the audit did not finish within 0 s; stopped$"):
+        audit(cluster, Settings(), AuditOptions(pass_seconds=0))
+    assert len(audit(cluster, Settings(), AuditOptions()).results) > 0

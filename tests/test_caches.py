@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
+import tracemalloc
+from typing import Any
 
+import orjson
+
+from jobguard.app.admission.review import handle_validate
 from jobguard.validators import Operation, Request, Requester, Settings, evaluate
+from jobguard.validators.cron import schedule_problem
 from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.names import (
+    dns1123_label_problems,
+    dns1123_subdomain_problems,
+    label_value_problems,
+    port_name_problems,
+    qualified_name_problems,
+    relaxed_env_var_name_problems,
+)
 from jobguard.validators.pipeline import _JOB_SPEC_ERRORS, _job_context, job_errors
+from jobguard.validators.quantity import QuantityError, parse_quantity
 from jobguard.validators.rules.metadata_update import (
     _cached_label_value_problem,
     _cached_qualified_name_problem,
@@ -15,7 +32,8 @@ from jobguard.validators.rules.metadata_update import (
     label_value_problem,
     qualified_name_problem,
 )
-from tests.builders import causes, create, job, manifest, update
+from tests.builders import causes, create, cronjob, job, manifest, update
+from tests.reviews import review
 
 MiB = 1024 * 1024
 
@@ -143,3 +161,62 @@ def test_manifest_job_specs_are_judged_alike_and_not_kept() -> None:
         request.manifest = True
         evaluate(request, Settings())
     assert len(_JOB_SPEC_ERRORS) == 0
+
+
+def test_distinct_megabyte_strings_through_every_check_are_not_kept() -> None:
+    """Container names, env names, ports, label values, quantities and schedules of 256 KiB,
+    each distinct, judged whole: what the process holds afterwards does not grow with them (it
+    grew by each: `lru_cache`s of 4,096 entries of any length)."""
+    size = MiB // 4
+    settings = Settings()
+
+    def megabyte_job(i: int) -> bytes:
+        big = f"{i:04d}" + "n" * size
+        obj = job()
+        container = obj["spec"]["template"]["spec"]["containers"][0]
+        container.update(
+            name=big,
+            env=[{"name": big, "value": "v"}],
+            ports=[{"name": big, "containerPort": 80}],
+            resources={"limits": {"cpu": f"{i}" + "0" * size}},
+        )
+        obj["spec"]["template"]["metadata"] = {"labels": {"app": big}}
+        return orjson.dumps(review(obj))
+
+    def cron_review(i: int) -> bytes:
+        obj = cronjob()
+        obj["spec"]["schedule"] = f"{i} " + "*" * size
+        return orjson.dumps(review(obj, resource="cronjobs"))
+
+    handle_validate(megabyte_job(0), settings)  # warm: imports, first entries
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(1, 9):
+            assert handle_validate(megabyte_job(i), settings).status == 200
+            assert handle_validate(cron_review(i), settings).status == 200
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < size  # 11 MiB of distinct strings judged
+    checks: list[Any] = [
+        dns1123_label_problems,
+        dns1123_subdomain_problems,
+        port_name_problems,
+        relaxed_env_var_name_problems,
+        qualified_name_problems,
+        label_value_problems,
+        parse_quantity,
+        schedule_problem,
+    ]
+    for check in checks:
+        kept = check.cache_info().currsize
+        with contextlib.suppress(QuantityError):
+            check("x" * MiB + "1")  # judged, not kept
+        assert check.cache_info().currsize == kept
+        with contextlib.suppress(QuantityError):
+            check("x1")  # short: kept
+        assert check.cache_info().currsize in (kept, kept + 1)
+        assert check.cache_info().currsize > 0

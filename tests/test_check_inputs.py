@@ -7,7 +7,10 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 import re
+import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -595,3 +598,72 @@ def test_odd_inputs_never_crash_any_format(
             ("items.yaml", 3),
         ]
         assert report["summary"]["files"] == len(ODD_INPUTS)
+
+
+# --- what `check` reads: regular files, up to a size -------------------------------------------
+
+
+def test_special_files_are_refused_unread_named_or_found(tmp_path: Path) -> None:
+    """A FIFO (a read would wait for a writer forever), /dev/zero behind a symlink (a read would
+    never end) and a socket: one line each, exit 2, nothing read; named or in a directory."""
+    found = tmp_path / "repo"
+    found.mkdir()
+    (found / "good.yaml").write_text(JOB)
+    os.mkfifo(found / "fifo.yaml")
+    (found / "zero.yaml").symlink_to("/dev/zero")
+    (found / "dangling.yaml").symlink_to(tmp_path / "nowhere")  # not a file: passed over
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(found / "socket.json"))
+        refused = {
+            "fifo.yaml": "a FIFO",
+            "zero.yaml": "a character device",
+            "socket.json": "a socket",
+        }
+        named = [str(found / name) for name in refused]
+        # In a process of its own, bounded: a regression would hang or fill memory.
+        command = [sys.executable, "-m", "jobguard", "check", "--output", "json"]
+        for args, order, judged in (
+            (named, list(refused), []),
+            ([str(found)], sorted(refused), ["ok"]),
+        ):
+            done = subprocess.run(
+                [*command, *args], capture_output=True, text=True, timeout=60, cwd=ROOT
+            )
+            assert done.returncode == 2
+            assert done.stderr.splitlines() == [
+                f"jobguard: {found / name}: {refused[name]}, not a regular file: not read"
+                for name in order
+            ]
+            assert [r["name"] for r in json.loads(done.stdout)["results"]] == judged
+
+
+def test_files_over_the_size_cap_are_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    large = tmp_path / "large.yaml"
+    large.write_text(JOB + "# padding\n" * 200)
+    size = large.stat().st_size
+    small = tmp_path / "small.yaml"
+    small.write_text(JOB)
+    code, out, err = run(["check", "--max-file-bytes", "1000", str(large), str(small)], capsys)
+    assert code == 2
+    assert (
+        err
+        == f"jobguard: {large}: file is {size} bytes, over the limit of 1000 (--max-file-bytes)\n"
+    )
+    assert "1 checked document(s) of 2 file(s)" in out
+    assert run(["check", "--max-file-bytes", str(size), str(large)], capsys)[0] == 0
+    # Standard input has no size to look at: it is read up to the cap and one byte more.
+    monkeypatch.setattr(sys, "stdin", io.StringIO(large.read_text()))
+    code, _, err = run(["check", "--max-file-bytes", "1000", "-"], capsys)
+    assert code == 2
+    assert (
+        err
+        == "jobguard: <stdin>: file is more than 1000 bytes, over the limit of 1000 (--max-file-bytes)\n"
+    )
+    # The stored versions of --old likewise.
+    code, _, err = run(
+        ["check", "--max-file-bytes", "1000", "--old", str(large), str(small)], capsys
+    )
+    assert code == 2 and err.startswith(f"jobguard: {large}: file is {size} bytes, over")
+    assert run(["check", "--max-file-bytes", "0", str(small)], capsys)[0] == 2

@@ -6,15 +6,18 @@ from token and CA files and environment variables, paged lists, an expired conti
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from jobguard.app.cluster import client as client_module
 from jobguard.app.cluster.client import (
     CRONJOBS,
     JOBS,
     MAX_LIST_RESTARTS,
+    MAX_MESSAGE_CHARS,
     POLICY_REPORTS,
     AccessDenied,
     Cluster,
@@ -232,3 +235,42 @@ def test_policy_reports_created_then_patched(cluster: Cluster, stand_in: StandIn
         AccessDenied, match=r"may not create policyreports\.wgpolicyk8s\.io in namespace 'team-0'"
     ):
         cluster.apply_report(report)
+
+
+def test_a_huge_error_message_is_cut(cluster: Cluster, stand_in: StandIn) -> None:
+    """A 5 MiB message in the API server's Status is repeated to its first 1,000 characters."""
+    stand_in.cluster.forbid.add(("list", "cronjobs"))
+    stand_in.cluster.forbidden_padding = 5 * 1024 * 1024
+    with pytest.raises(AccessDenied) as raised:
+        list(cluster.list_objects(CRONJOBS))
+    message = str(raised.value)
+    detail = message[message.index("cronjobs.batch is forbidden") :]
+    assert detail.startswith('cronjobs.batch is forbidden: User "system:serviceaccount:')
+    more = int(re.search(r"\.\.\. \((\d+) more characters\)$", detail).group(1))  # type: ignore[union-attr]
+    assert len(detail) - len(f"... ({more} more characters)") == MAX_MESSAGE_CHARS
+    assert MAX_MESSAGE_CHARS + more > 5 * 1024 * 1024
+
+
+def test_pages_are_sized_by_bytes_as_well_as_count(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seven Jobs of about 100 KiB each, pages of at most 256 KiB: asked 3, then 1 at a time."""
+    monkeypatch.setattr(client_module, "MAX_PAGE_BYTES", 256 * 1024)
+    stand_in.cluster.reset()
+    for i in range(7):
+        big = job(f"job-{i}", uid=f"uid-{i}", namespace="team-0")
+        big["metadata"]["annotations"] = {"note": "x" * 100_000}
+        stand_in.cluster.add("jobs", big)
+    items = list(cluster.list_objects(JOBS, page_size=4))
+    assert sorted(names(items)) == [f"job-{i}" for i in range(7)]
+    limits = [p.query.get("limit") for p in stand_in.cluster.lists("jobs")]
+    assert limits[:2] == ["4", "2"] and set(limits[2:]) == {"2"}
+
+
+def test_endless_continue_tokens_end_the_list(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "MAX_LIST_PAGES", 3)
+    with pytest.raises(ClusterError, match=r"^list jobs.batch: more than 3 pages; stopped$"):
+        list(cluster.list_objects(JOBS, page_size=1))
+    assert len(stand_in.cluster.lists("jobs")) == 3

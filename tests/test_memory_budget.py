@@ -4,16 +4,34 @@ accounting and its bounded waiting (the server under load: test_server_limits)."
 from __future__ import annotations
 
 import asyncio
+import gc
+import tracemalloc
+from collections.abc import Callable
 
-from jobguard.app.admission.review import LOW_MEMORY_PARSE_BYTES
+import orjson
+import pytest
+
+from jobguard.app.admission import exact_json as jsonfallback
+from jobguard.app.admission.review import (
+    LOW_MEMORY_PARSE_BYTES,
+    Outcome,
+    handle_mutate,
+    handle_validate,
+)
+from jobguard.app.server.app import create_app
 from jobguard.app.server.endpoints import (
     DECODED_COST,
+    FULL_PARSE,
     INLINE_BODY_BYTES,
     MUTATE_LARGE_COST,
     MemoryBudget,
     _Hold,
     body_cost,
 )
+from jobguard.validators import Settings
+from tests.asgi import drive
+from tests.builders import job
+from tests.reviews import review
 
 MIB = 1024 * 1024
 
@@ -112,3 +130,105 @@ def test_a_small_body_waits_only_when_the_whole_budget_is_held() -> None:
         return refused, granted
 
     assert asyncio.run(scenario()) == (False, True)
+
+
+# --- what each decoder path costs, and what it is charged ---------------------------------------
+
+
+def numbers_review(count: int, last: bytes) -> bytes:
+    """A Job review whose `request.options` lists `count` zeros and then `last` (a value orjson
+    refuses sends the body to the exact decoder)."""
+    body = orjson.dumps(review(job()) | {"x": "@@"})
+    return body.replace(b'"@@"', b"[" + b"0," * count + last + b"]")
+
+
+def peak_bytes(call: Callable[[], object]) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def place_in_request(body: bytes) -> bytes:
+    """`numbers_review`'s list moved into `request.options`, where the attack put it."""
+    data_start = body.index(b',"x":[')
+    numbers = body[data_start + len(b',"x":') : -1]
+    rest = body[:data_start] + b"}"
+    return rest.replace(b'"request":{', b'"request":{"options":' + numbers + b",", 1)
+
+
+@pytest.mark.parametrize(
+    ("handler", "count", "last", "field"),
+    [
+        (handle_validate, 100_000, b"1e400", "request.options[100000]"),
+        (handle_validate, 100_000, b"NaN", "request.options[100000]"),
+        # 1.2 MiB: past LOW_MEMORY_PARSE_BYTES, not read by /mutate's envelope, read by the
+        # standard library's decoder, refused at its last value and read again by the exact one.
+        (handle_mutate, 600_000, b"NaN", None),
+    ],
+)
+def test_the_exact_decoder_costs_no_more_than_the_budget_charges(
+    handler: Callable[[bytes, Settings], Outcome], count: int, last: bytes, field: str | None
+) -> None:
+    # The exact decoder cost 88 bytes a body byte: its search for the value it could not read
+    # copied every list's items, with their indexes.
+    body = place_in_request(numbers_review(count, last))
+    outcomes: list[Outcome] = []
+    peak = peak_bytes(lambda: outcomes.append(handler(body, Settings())))
+    assert peak <= DECODED_COST * len(body)
+    (outcome,) = outcomes
+    response = outcome.payload["response"]  # type: ignore[typeddict-item]
+    if field is None:  # /mutate leaves the Job alone (/validate denies it)
+        assert response == {"uid": "uid-1", "allowed": True}
+    else:
+        assert response["allowed"] is False
+        assert response["status"]["details"]["causes"][0]["field"] == field
+
+
+def test_markers_of_unreadable_values_are_shared() -> None:
+    # 300,000 `NaN` built 300,000 markers and messages: 30 bytes a body byte.
+    body = place_in_request(numbers_review(0, b",".join([b"NaN"] * 300_000)))
+    peak = peak_bytes(lambda: handle_validate(body, Settings()))
+    assert peak <= 8 * len(body)
+
+
+def test_a_mutation_decoded_whole_is_charged_before_it_is_decoded() -> None:
+    app = create_app()
+    body = place_in_request(numbers_review(600_000, b"NaN"))
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    headers = [(b"content-length", str(len(body)).encode())]
+    # Another body holds all but room for the envelope's charge, not the whole parse's.
+    other = _Hold("/validate")
+    envelope_cost = body_cost("/mutate", len(body))
+    assert envelope_cost < body_cost(FULL_PARSE, len(body))
+    assert app.memory.try_acquire(other, (app.memory.capacity - envelope_cost) // DECODED_COST)
+    start, answer = drive(app, list(messages), query=b"timeout=1s", headers=headers, path="/mutate")
+    assert start["status"] == 503
+    assert orjson.loads(answer["body"])["error"].startswith("server busy")
+    assert app.memory.used == other.cost
+    app.memory.release(other)
+    start, answer = drive(app, list(messages), headers=headers, path="/mutate")
+    assert start["status"] == 200
+    assert orjson.loads(answer["body"]) == handle_mutate(body, Settings()).payload
+    assert app.memory.used == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "location"),
+    [
+        (b'{"a": [1, [2, NaN]], "b": [NaN]}', ("a", 1, 1)),
+        (b'{"a": [1, 2, 1e400, NaN], "b": NaN}', ("a", 2)),
+        (b'{"a": [[], {}, 3], "b": [{"c": [0, 0, Infinity]}, NaN]}', ("b", 0, "c", 2)),
+        (b'[{"x": 1}, [0, 0], [[NaN]]]', (2, 0, 0)),
+        (b"NaN", ()),
+        (b'{"a": [0, 1], "b": {}}', None),
+    ],
+)
+def test_the_first_unreadable_value_is_found_in_document_order(
+    text: bytes, location: tuple[str | int, ...] | None
+) -> None:
+    _, found = jsonfallback.loads(text)
+    assert (found.location if found is not None else None) == location

@@ -550,3 +550,8 @@ def test_large_bodies_with_few_strings_are_judged_on_the_loop() -> None:
     uids = orjson.dumps({"uids": [f"{i:07d}" for i in range(30_000)]})
     assert len(uids) > INLINE_BODY_BYTES and not judged_inline(uids)
     assert judged_inline(orjson.dumps(review(job())))
+    # Few strings, but numbers by the hundred thousand (the exact decoder's seconds when the last
+    # is `1e400`): judged off the loop.
+    zeros = orjson.dumps(review(job()) | {"options": [0] * 150_000})
+    assert len(zeros) > INLINE_BODY_BYTES and zeros.count(b'"') < 1000
+    assert not judged_inline(zeros)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from jobguard.app import config as config_module
 from jobguard.app.server import reload as reload_module
 from jobguard.app.server.app import create_app
 from jobguard.app.server.reload import ConfigReloader
@@ -194,7 +196,8 @@ def test_sighup_on_a_bad_version_is_a_rejected_reload(
     path = tmp_path / "config.yaml"
     path.write_text(V135)
     applied: list[Settings] = []
-    reloader = ConfigReloader(str(path), applied.append, interval=3600)
+    # Neither settled nor coalesced: each SIGHUP reads the file (the defaults: test below).
+    reloader = ConfigReloader(str(path), applied.append, interval=3600, settle=0, min_gap=0)
 
     def broken(name: str | None = None) -> Any:
         raise KeyError("a bug")
@@ -202,13 +205,20 @@ def test_sighup_on_a_bad_version_is_a_rejected_reload(
     async def scenario() -> None:
         task = asyncio.create_task(reloader.run())
         await asyncio.sleep(0)  # let run() install its handler
-        for bad in ("", "[" * 20_000):
+
+        async def rejected(count: int) -> None:  # read in a worker thread: waited for
+            for _ in range(500):
+                if reloader.failures == count:
+                    return
+                await asyncio.sleep(0.01)
+
+        for count, bad in enumerate(("", "[" * 20_000), start=1):
             path.write_text(bad)
             os.kill(os.getpid(), signal.SIGHUP)
-            await asyncio.sleep(0.05)
+            await rejected(count)
         monkeypatch.setattr(reload_module, "load_config", broken)
         os.kill(os.getpid(), signal.SIGHUP)
-        await asyncio.sleep(0.05)
+        await rejected(3)
         monkeypatch.undo()
         path.write_text(V136)
         os.kill(os.getpid(), signal.SIGHUP)
@@ -262,11 +272,15 @@ def test_sighup_to_a_serving_process_never_stops_it(tmp_path: Path) -> None:
     with serving(loopback_args(port, "--config", str(config)), log_path) as proc:
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, proc=proc)
-        for bad in BAD_VERSIONS.values():
+        for count, bad in enumerate(BAD_VERSIONS.values(), start=1):
             config.write_text(bad)
             proc.send_signal(signal.SIGHUP)
-            time.sleep(0.3)
-            assert proc.poll() is None
+            # Read once settled, at most once a second: each version waited for.
+            failed = f'jobguard_config_reloads_total{{result="failure"}} {count}.0'
+            deadline = time.monotonic() + 10
+            while failed not in httpx.get(f"{url}/metrics", timeout=5).text:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
             assert httpx.get(f"{url}/readyz", timeout=5).status_code == 200
         config.write_text(V136 + POLICY)
         proc.send_signal(signal.SIGHUP)
@@ -282,3 +296,66 @@ def test_sighup_to_a_serving_process_never_stops_it(tmp_path: Path) -> None:
     logged = log_path.read_text()
     assert logged.count("new configuration rejected, keeping the current one") == len(BAD_VERSIONS)
     assert "Traceback" not in logged
+
+
+def test_a_sighup_storm_is_read_once_per_gap_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(V135)
+    applied: list[Settings] = []
+    threads: list[str] = []
+    load = config_module.load_config
+
+    def counted(name: str | None = None) -> Any:
+        threads.append(threading.current_thread().name)
+        return load(name)
+
+    monkeypatch.setattr(reload_module, "load_config", counted)
+    reloader = ConfigReloader(str(path), applied.append, interval=3600, settle=0, min_gap=1.5)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(reloader.run())
+        await asyncio.sleep(0)  # let run() install its handler
+        for _ in range(50):
+            os.kill(os.getpid(), signal.SIGHUP)
+            await asyncio.sleep(0.004)
+        await asyncio.sleep(1.8)  # the gap, and the one read the storm's tail asked for
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    # The first SIGHUP read at once, the other 49 (within the gap) coalesced into one more read.
+    assert len(threads) == 2 and len(applied) == 2
+    assert threading.main_thread().name not in threads
+
+
+def test_a_file_rewritten_in_place_is_read_once_it_has_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(V135 + POLICY)
+    applied: list[Settings] = []
+    reloader = ConfigReloader(str(path), applied.append, interval=0.02, settle=0.3, min_gap=0)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(reloader.run())
+        final = V136 + POLICY
+        # Written in place in pieces: the first is valid YAML (a version without the policy).
+        with path.open("w") as handle:
+            for piece in (final[: len(V136)], final[len(V136) :]):
+                handle.write(piece)
+                handle.flush()
+                await asyncio.sleep(0.1)
+        for _ in range(200):
+            if applied:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    # Only the finished file was taken: the policy never dropped.
+    assert [len(s.policies.policies) for s in applied] == [1]
+    assert applied[0].semantics.version == "1.36"

@@ -196,23 +196,54 @@ def test_a_client_that_keeps_sending_after_a_408_is_cut(plain: tuple[int, int]) 
 
 
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
-def test_beyond_the_bound_requests_get_503_and_beyond_twice_it_connections_are_refused(
+def test_beyond_the_bound_the_longest_idle_connection_makes_room(loop: str) -> None:
+    with server(["--loop", loop, "--max-connections", "3", "--header-timeout", "10"]) as (port, _):
+        served = connect(port)
+        served.sendall(http_request("/validate", SMALL))
+        assert read_response(served)[0] == 200  # kept alive, idle since
+        time.sleep(0.2)
+        silent = connect(port)  # idle since it connected, after `served`
+        time.sleep(0.2)
+        busy = connect(port)
+        busy.sendall(http_request("/validate", SMALL)[:-10])  # a request in it
+        time.sleep(0.2)
+        # Three open: each new one closes the longest idle, never one in a request.
+        first = connect(port)
+        assert seconds_until_closed(served) < 2
+        second = connect(port)
+        assert seconds_until_closed(silent) < 2
+        for sock in (first, second):
+            sock.sendall(http_request("/validate", SMALL))
+            assert read_response(sock)[0] == 200
+        busy.sendall(http_request("/validate", SMALL)[-10:])
+        assert read_response(busy)[0] == 200
+        for sock in (first, second, busy):
+            sock.close()
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_beyond_the_bound_with_every_connection_busy_requests_get_503_and_beyond_twice_refused(
     loop: str,
 ) -> None:
     # uvloop would accept in C, past the count, if jobguard did not accept itself.
     with server(["--loop", loop, "--max-connections", "2", "--header-timeout", "10"]) as (port, _):
         held = [connect(port), connect(port)]
+        for sock in held:  # each in a request: headers sent, the body not all
+            sock.sendall(http_request("/validate", SMALL)[:-10])
         time.sleep(0.3)  # accepted before the next ones
-        over = [connect(port), connect(port)]
-        time.sleep(0.3)
+        over = []
+        for _ in range(2):  # in a request too (headers on their way): not idle either
+            over.append(connect(port))
+            over[-1].sendall(http_request("/validate", SMALL)[:20])
+            time.sleep(0.2)
         with connect(port) as refused:
             assert seconds_until_closed(refused) < 2  # closed at accept, unread
         for sock in over:
-            sock.sendall(http_request("/validate", SMALL))
+            sock.sendall(http_request("/validate", SMALL)[20:])
             status, headers, _ = read_response(sock)
             assert (status, headers["connection"]) == (503, "close")
-        # The connections already open are served as usual.
-        held[0].sendall(http_request("/validate", SMALL))
+        # The requests already in progress are served as usual.
+        held[0].sendall(http_request("/validate", SMALL)[-10:])
         assert read_response(held[0])[0] == 200
         for sock in held + over:
             sock.close()

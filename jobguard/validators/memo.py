@@ -4,8 +4,8 @@ Index strings (completedIndexes, failedIndexes: `intervals`) and Job specs (`pip
 from clients: bounded by entries, a cache of 4,096 entries retains 4 GiB when every key is
 1 MiB. Here each entry is charged the size of its key, so distinct large keys evict old entries
 instead of growing the process, and a key larger than the whole budget is computed without
-being kept. (Label and annotation keys and values are checked by `lru_cache`s that take only
-strings short enough to be valid: `rules.metadata`.)
+being kept. The checks of short strings (names, label values, quantities, schedules) are kept
+by `ShortKeyCache`: an `lru_cache` that takes only keys short enough to be valid.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from functools import lru_cache
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -92,3 +93,44 @@ class ByteBoundedMemo(Generic[K, V]):
         with self._lock:
             self._entries.clear()
             self.bytes = 0
+
+
+class ShortKeyCache(Generic[K, V]):
+    """`functools.lru_cache` of at most `maxsize` entries for keys whose `size` is at most
+    `max_size`; larger keys are computed without being kept. The cache then holds at most
+    `maxsize` keys of bounded size (and the values made from them): bounded by bytes, with the
+    C cache's speed on the short strings that repeat from request to request (names, label
+    values, quantities, schedules), where a client's distinct 1 MiB strings once grew the
+    process by 1 MiB each."""
+
+    def __init__(
+        self, function: Callable[[K], V], maxsize: int, max_size: int, size: Callable[[K], int]
+    ) -> None:
+        self._function = function
+        self._cached = lru_cache(maxsize=maxsize)(function)
+        self._max_size = max_size
+        self._size = size
+        self.__doc__ = function.__doc__
+        self.__wrapped__ = function
+
+    def __call__(self, key: K) -> V:
+        if self._size(key) <= self._max_size:
+            return self._cached(key)
+        return self._function(key)
+
+    def cache_info(self) -> Any:
+        return self._cached.cache_info()
+
+    def cache_clear(self) -> None:
+        self._cached.cache_clear()
+
+
+def short_key_cache(
+    maxsize: int, max_size: int, size: Callable[[Any], int] = len
+) -> Callable[[Callable[[K], V]], ShortKeyCache[K, V]]:
+    """Decorator: `ShortKeyCache` of `maxsize` entries, keys of `size` up to `max_size`."""
+
+    def wrap(function: Callable[[K], V]) -> ShortKeyCache[K, V]:
+        return ShortKeyCache(function, maxsize, max_size, size)
+
+    return wrap

@@ -8,7 +8,8 @@ Each function returns the list of problems (empty when the value is valid), as u
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+from jobguard.validators.memo import short_key_cache
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -61,7 +62,7 @@ def inclusive_range_error(low: int, high: int) -> str:
     return f"must be between {low} and {high}, inclusive"
 
 
-@lru_cache(maxsize=4096)
+@short_key_cache(4096, 256)
 def dns1123_label_problems(value: str) -> tuple[str, ...]:
     """IsDNS1123Label."""
     problems: list[str] = []
@@ -78,7 +79,7 @@ def dns1123_label_problems(value: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-@lru_cache(maxsize=4096)
+@short_key_cache(4096, 256)
 def dns1123_subdomain_problems(value: str) -> tuple[str, ...]:
     """IsDNS1123Subdomain."""
     problems: list[str] = []
@@ -106,7 +107,7 @@ def port_num_problems(port: int) -> tuple[str, ...]:
     return () if 1 <= port <= 65535 else (inclusive_range_error(1, 65535),)
 
 
-@lru_cache(maxsize=1024)
+@short_key_cache(1024, 64)
 def port_name_problems(port: str) -> tuple[str, ...]:
     """IsValidPortName (an IANA_SVC_NAME)."""
     problems: list[str] = []
@@ -123,7 +124,7 @@ def port_name_problems(port: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-@lru_cache(maxsize=4096)
+@short_key_cache(4096, 256)
 def relaxed_env_var_name_problems(value: str) -> tuple[str, ...]:
     """IsRelaxedEnvVarName: the rule in force from Kubernetes 1.32 (RelaxedEnvironmentVariable-
     Validation, on by default in every supported version)."""
@@ -143,7 +144,7 @@ _QUALIFIED_NAME_MSG = (
 )
 
 
-@lru_cache(maxsize=4096)
+@short_key_cache(4096, 320)
 def qualified_name_problems(value: str) -> tuple[str, ...]:
     """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
     problems: list[str] = []
@@ -177,7 +178,7 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
-@lru_cache(maxsize=2048)
+@short_key_cache(2048, 64)
 def label_value_problems(value: str) -> tuple[str, ...]:
     """IsValidLabelValue."""
     problems: list[str] = []

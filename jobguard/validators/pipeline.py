@@ -233,18 +233,35 @@ def _job_spec_errors(ctx: JobContext, create: bool, keep: bool = True) -> list[F
     if not keep:
         return check()
     try:
-        key = (orjson.dumps(ctx.new_json.spec), create, version)
+        spec = orjson.dumps(ctx.new_json.spec)
     except TypeError:  # a value JSON cannot hold (a manifest's): judged, not kept
         return check()
-    return list(_JOB_SPEC_ERRORS.get_or_compute(key, check))
+    if len(spec) > MAX_KEPT_SPEC_BYTES:
+        return check()
+    return list(_JOB_SPEC_ERRORS.get_or_compute((spec, create, version), check))
 
 
 def _from_key_alone(key: tuple[bytes, bool, str]) -> list[FieldError]:
     raise LookupError("Job-spec errors are computed from the request: use get_or_compute")
 
 
+MAX_KEPT_SPEC_BYTES = 256 * 1024
+"""Larger specs are judged without being kept: orjson's bytes can hold up to twice or more their
+length in memory (its buffer is not shrunk), which `sys.getsizeof` does not see, so only
+specs far below the memo's budget are kept; a real Job's spec is a few KiB."""
+
+
+def _errors_bytes(errors: list[FieldError]) -> int:
+    """What a list of errors holds beyond its key: the errors, and the client's strings they
+    quote (a 1 MiB container name is in its error as well as in the key)."""
+    return sum(
+        256 + len(e.path) + len(e.detail) + (len(e.value) if isinstance(e.value, str) else 0)
+        for e in errors
+    )
+
+
 _JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool, str], list[FieldError]] = ByteBoundedMemo(
-    _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=lambda errors: 256 * len(errors)
+    _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=_errors_bytes
 )
 
 

@@ -9,10 +9,12 @@ on the digits and the exponent.
 from __future__ import annotations
 
 import decimal
+import sys
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from functools import lru_cache
+
+from jobguard.validators.memo import short_key_cache
 
 # Exact arithmetic over any exponent a quantity can carry (upstream: int32).
 _CONTEXT = decimal.Context(
@@ -131,7 +133,7 @@ def _interpret(suffix: str) -> tuple[int, int, Format]:
     raise QuantityError(ERR_SUFFIX)
 
 
-@lru_cache(maxsize=4096)
+@short_key_cache(4096, 64)
 def parse_quantity(text: str) -> Quantity:
     """upstream ParseQuantity (after UnmarshalJSON's TrimSpace); QuantityError with its message."""
     if not text:
@@ -181,7 +183,8 @@ def _decimal_canonical(value: Decimal) -> tuple[str, int]:
     return ("-" if sign else "") + digits, exponent
 
 
-@lru_cache(maxsize=4096)
+# Kept only for values of a few dozen digits (a Decimal's size grows with its digits).
+@short_key_cache(4096, 160, lambda quantity: sys.getsizeof(quantity.value))
 def canonical(quantity: Quantity) -> str:
     """upstream Quantity.String(): the canonical form (1.5 -> 1500m, 1.5Gi -> 1536Mi)."""
     value = quantity.value

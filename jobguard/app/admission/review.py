@@ -11,6 +11,7 @@ import base64
 import dataclasses
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Literal, get_args
@@ -569,8 +570,29 @@ def handle_mutate(body: bytes, settings: Settings) -> Outcome:
     fields /mutate does not read are not checked, so such an object unreadable only there
     (`"completions": "ten"`) is still suspended by its policy (/validate denies it, DEC-001);
     a smaller one is left unpatched."""
+    return _mutate(parse_mutation_review, body, settings)
+
+
+def handle_mutate_envelope(body: bytes, settings: Settings) -> Outcome | None:
+    """`handle_mutate` for a body over LOW_MEMORY_PARSE_BYTES when its envelope alone reads it
+    (a pass over the bytes, a few fields built); None when it does not (values orjson refuses,
+    a read part that is not an object, not JSON): then `handle_mutate_full` answers it, at the
+    memory cost of /validate's parse, which the server charges before calling it."""
     try:
-        parsed = parse_mutation_review(body)
+        data = mutation_envelope.decode(body)
+    except mutation_envelope.NOT_READ:
+        return None
+    return _mutate(lambda _: _review_of(data, None), body, settings)
+
+
+def handle_mutate_full(body: bytes, settings: Settings) -> Outcome:
+    """`handle_mutate` with the whole body decoded, as /validate decodes it."""
+    return _mutate(parse_review, body, settings)
+
+
+def _mutate(parse: Callable[[bytes], ParsedReview], body: bytes, settings: Settings) -> Outcome:
+    try:
+        parsed = parse(body)
     except BadReview as exc:
         return Outcome("bad_request", error=str(exc))
     try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jobguard.app.cli.limits import MAX_FILE_BYTES
 from jobguard.app.cli.manifests import (
     STDIN,
     Inputs,
@@ -256,6 +257,8 @@ class CheckOptions:
     old: dict[PairKey, dict[str, Any]] = field(default_factory=dict)
     base: dict[tuple[str, PairKey], dict[str, Any]] = field(default_factory=dict)
     """The versions at `--base REV`, by file (as named on the command line) and pair key."""
+    max_file_bytes: int = MAX_FILE_BYTES
+    """Larger files are refused unread (`manifests.read_bytes`)."""
 
 
 def pair_key(data: Any) -> PairKey | None:
@@ -271,11 +274,11 @@ def pair_key(data: Any) -> PairKey | None:
     return (str(data.get("apiVersion")), str(data.get("kind")), namespace, name)
 
 
-def index_old(paths: Iterable[str]) -> dict[PairKey, dict[str, Any]]:
+def index_old(paths: Iterable[str], limit: int = MAX_FILE_BYTES) -> dict[PairKey, dict[str, Any]]:
     """The `--old` documents by pair key (ManifestError when one cannot be read)."""
     index: dict[PairKey, dict[str, Any]] = {}
     for path in paths:
-        for manifest in read_manifests(path):
+        for manifest in read_manifests(path, limit):
             key = pair_key(manifest.data)
             if key is not None:
                 index[key] = manifest.data
@@ -536,7 +539,7 @@ def examine(
 def check_file(path: str, options: CheckOptions) -> FileOutcome:
     outcome = FileOutcome(display_name(path))
     try:
-        parsed = read_file(path)
+        parsed = read_file(path, options.max_file_bytes)
     except ManifestError as exc:
         outcome.findings.append(InputError(exc.file or outcome.file, exc.line, exc.reason))
         return outcome

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from jobguard import __version__
+from jobguard.app.cli.limits import MAX_FILE_BYTES
 from jobguard.app.config import (
     CONFIG_ENV,
     ConfigError,
@@ -229,8 +230,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     settings = _offline_settings(args.config, args.kubernetes_version)
     name_stdin(args.stdin_filename)
+    if args.max_file_bytes < 1:
+        print("jobguard: --max-file-bytes must be at least 1", file=sys.stderr)
+        return ExitCode.UNUSABLE
     try:
-        old = index_old(expand_paths(args.old or []))
+        old = index_old(expand_paths(args.old or []), args.max_file_bytes)
     except ManifestError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
         return ExitCode.UNUSABLE
@@ -256,7 +260,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     atexit.register(gc.freeze)
     try:
         requester = Requester(args.user or DEFAULT_USER, tuple(args.group or DEFAULT_GROUPS))
-        options = CheckOptions(settings, requester, args.subresource or "", old, base)
+        options = CheckOptions(
+            settings, requester, args.subresource or "", old, base, args.max_file_bytes
+        )
         report = check(inputs, options, args.jobs)
         report.fail_on = "warn" if args.fail_on == "warning" else "deny"
         report.quiet = args.quiet
@@ -637,6 +643,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(same path, apiVersion, kind, namespace and name)",
     )
     chk.add_argument("--config", help=f"configuration file, else ${CONFIG_ENV}, else the defaults")
+    chk.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=MAX_FILE_BYTES,
+        metavar="BYTES",
+        help="larger input files are refused unread (exit 2), as are FIFOs, devices and sockets "
+        f"(default: {MAX_FILE_BYTES})",
+    )
     _version_option(chk)
     chk.add_argument(
         "--fail-on",

@@ -8,7 +8,9 @@ Helm template (Go template actions `{{ ... }}`, not plain YAML) is recognised an
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from typing import Any
 import orjson
 import yaml
 
+from jobguard.app.cli.limits import MAX_FILE_BYTES
 from jobguard.app.yaml_shape import shape_problem
 
 try:  # a fast YAML reader for documents on which it agrees with PyYAML
@@ -323,10 +326,13 @@ def collect(paths: list[str], exclude: Iterable[str] = ()) -> Inputs:
         if path == STDIN or not p.is_dir():
             found = [path]
         else:
+            # Every name with a manifest suffix but directories and dangling symlinks: a FIFO,
+            # device or socket among them (or a symlink to one) is refused by `read_bytes`
+            # with its reason, not passed over in silence.
             found = [
                 str(f)
                 for f in sorted(p.rglob("*"))
-                if f.is_file() and f.suffix in MANIFEST_SUFFIXES
+                if f.suffix in MANIFEST_SUFFIXES and f.exists() and not f.is_dir()
             ]
             if not found:
                 inputs.empty_directories.append(path)
@@ -352,9 +358,9 @@ def is_chart_template(path: str) -> bool:
     return any(p.name == "templates" and (p.parent / "Chart.yaml").is_file() for p in parents)
 
 
-def _read_stdin() -> bytes:
+def _read_stdin(limit: int) -> bytes:
     buffer = getattr(sys.stdin, "buffer", None)  # bytes, so CRLF is seen and normalised
-    return buffer.read() if buffer is not None else sys.stdin.read().encode()
+    return buffer.read(limit) if buffer is not None else sys.stdin.read(limit).encode()
 
 
 STDIN_DISPLAY = "<stdin>"
@@ -373,19 +379,72 @@ def display_name(path: str) -> str:
     return _stdin_name if path == STDIN else path
 
 
-def read_text(path: str) -> str:
+_SPECIAL_FILES = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(mode: int) -> str:
+    """What a file that is not a regular one is (`a FIFO`, `a character device`...)."""
+    return next((name for test, name in _SPECIAL_FILES if test(mode)), "not a regular file")
+
+
+def _refused(display: str, reason: str) -> ManifestError:
+    return ManifestError(f"{display}: {reason}", display, 0, reason)
+
+
+def _too_large(size: int | None, limit: int) -> str:
+    what = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return f"file is {what}, over the limit of {limit} (--max-file-bytes)"
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes (or standard input's), at most `limit` of them. Anything else a
+    path can name (a FIFO, a device such as /dev/zero, a socket, behind a symlink or not) is
+    refused without being read, as is a file over `limit`: a ManifestError naming why."""
     display = display_name(path)
+    if path == STDIN:
+        raw = _read_stdin(limit + 1)
+        if len(raw) > limit:
+            raise _refused(display, _too_large(None, limit))
+        return raw
     try:
-        raw = _read_stdin() if path == STDIN else Path(path).read_bytes()
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise _refused(display, f"{_not_regular(mode)}, not a regular file: not read")
+        # Non-blocking: a FIFO put in the file's place since the stat does not hang the open.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise _refused(display, f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise _refused(display, f"{_not_regular(opened.st_mode)}, not a regular file: not read")
+        if opened.st_size > limit:
+            raise _refused(display, _too_large(opened.st_size, limit))
+        try:
+            raw = handle.read(limit + 1)  # the file may grow after the fstat
+        except OSError as exc:
+            raise _refused(display, f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise _refused(display, _too_large(None, limit))
+    return raw
+
+
+def read_text(path: str, limit: int = MAX_FILE_BYTES) -> str:
+    display = display_name(path)
+    raw = read_bytes(path, limit)
+    try:
         # utf-8-sig drops a byte-order mark; CRLF and CR line ends read like editors read them
         # (looked for first: one scan for a character, not two for strings).
         text = raw.decode("utf-8-sig")
-        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ManifestError(
-            f"{display}: cannot read: {reason}", display, 0, f"cannot read: {reason}"
-        ) from None
+    except UnicodeDecodeError as exc:
+        raise _refused(display, f"cannot read: {exc}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _marker_at(text: str, start: int) -> bool:
@@ -785,12 +844,12 @@ class _BlockLines:
         return None
 
 
-def read_manifests(path: str) -> list[Manifest]:
+def read_manifests(path: str, limit: int = MAX_FILE_BYTES) -> list[Manifest]:
     """Parse one file (or stdin); ManifestError names the file and line."""
-    return parse(read_text(path), display_name(path))
+    return parse(read_text(path, limit), display_name(path))
 
 
-def read_file(path: str) -> Parsed:
+def read_file(path: str, limit: int = MAX_FILE_BYTES) -> Parsed:
     """Parse one file (or stdin): its objects, the documents that cannot be parsed and the
     templates; ManifestError only when the file cannot be read at all."""
-    return parse_all(read_text(path), display_name(path), templates=is_chart_template(path))
+    return parse_all(read_text(path, limit), display_name(path), templates=is_chart_template(path))

@@ -101,6 +101,9 @@ class AuditOptions:
     namespace: str | None = None
     """One namespace, else all."""
     page_size: int = DEFAULT_PAGE_SIZE
+    pass_seconds: float = 1800.0
+    """A pass that has not finished in this long stops with an error (each answer is bounded
+    too: `client.REQUEST_DEADLINE`); the next pass starts afresh."""
 
 
 def _ref(kind: str, item: Any) -> ObjectRef:
@@ -118,8 +121,13 @@ def audit(cluster: Cluster, settings: Settings, options: AuditOptions) -> AuditR
     """Every Job and CronJob (of one namespace, or all), judged at rest (ClusterError when the
     cluster cannot be listed)."""
     report = AuditReport(version=settings.semantics.version)
+    deadline = time.monotonic() + options.pass_seconds
     for resource in (JOBS, CRONJOBS):
         for item in cluster.list_objects(resource, options.namespace, options.page_size):
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"the audit did not finish within {options.pass_seconds:g} s; stopped"
+                )
             verdict = judge_at_rest(resource.kind, item, settings)
             report.results.append(ObjectResult(_ref(resource.kind, item), verdict.unique()))
     report.results.sort(key=lambda r: (r.ref.kind != "Job", r.ref.namespace, r.ref.name))

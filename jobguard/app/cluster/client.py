@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,15 @@ DEFAULT_PAGE_SIZE = 500
 MAX_LIST_RESTARTS = 3
 """How often a list restarts after its continue token expired (410) before giving up."""
 REQUEST_TIMEOUT = 30.0
+REQUEST_DEADLINE = 120.0
+"""Seconds a whole answer may take to arrive: REQUEST_TIMEOUT bounds each wait for bytes, so an
+answer drip-fed a byte at a time would never end without it."""
+MAX_PAGE_BYTES = 16 * 1024 * 1024
+"""The largest list page read: a larger one is asked again with half as many objects (pages
+sized by bytes as well as count: 100 Jobs near etcd's 1.5 MiB limit cost 500 MiB decoded)."""
+MAX_LIST_PAGES = 20_000
+"""A list ends with an error after this many pages (10 million objects at 500 a page): a server
+that hands out continue tokens forever must not keep an audit pass running forever."""
 MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -93,15 +103,49 @@ class AccessDenied(ClusterError):
         )
 
 
+MAX_MESSAGE_CHARS = 1000
+"""The most of a message from the cluster that an error repeats (a proxy or a broken API server
+can send megabytes; the API server's own messages are a line)."""
+
+
+def cut(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`message`, or its first `limit` characters and how many more there were."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... ({len(message) - limit} more characters)"
+
+
 def _status_message(exc: ApiException) -> str:
-    """The `message` of the Status the API server sent, else the HTTP reason."""
+    """The `message` of the Status the API server sent (cut), else the HTTP reason."""
     try:
         body = orjson.loads(exc.body or b"")
     except orjson.JSONDecodeError:
         body = None
     if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return f"HTTP {exc.status} {exc.reason or ''}".strip()
+        return cut(str(body["message"]))
+    return cut(f"HTTP {exc.status} {exc.reason or ''}".strip())
+
+
+class _PageTooLarge(ClusterError):
+    """An answer over MAX_PAGE_BYTES (a list asks again with a smaller page)."""
+
+
+def _read(response: Any, what: str) -> bytes:
+    """An answer's body, at most MAX_PAGE_BYTES of it, within REQUEST_DEADLINE seconds."""
+    deadline = time.monotonic() + REQUEST_DEADLINE
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.stream(64 * 1024):
+            size += len(chunk)
+            if size > MAX_PAGE_BYTES:
+                raise _PageTooLarge(f"{what}: the answer is over {MAX_PAGE_BYTES} bytes")
+            if time.monotonic() > deadline:
+                raise ClusterError(f"{what}: the answer took over {REQUEST_DEADLINE:g} s")
+            chunks.append(chunk)
+    finally:
+        response.release_conn()
+    return b"".join(chunks)
 
 
 def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
@@ -118,8 +162,8 @@ def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
         return f"timed out after {REQUEST_TIMEOUT:g} s"
     marker = "Failed to establish a new connection: "
     if marker in text:
-        return text[text.index(marker) + len(marker) :].rstrip("'\")")
-    return text or type(reason).__name__
+        return cut(text[text.index(marker) + len(marker) :].rstrip("'\")"))
+    return cut(text) or type(reason).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +190,10 @@ class Cluster:
     ) -> Any:
         """One request (`fn` of the client, with `kwargs`), its JSON body decoded; failures as
         ClusterError. `scope` is the namespace asked about (None: all)."""
+        what = resource.qualified if resource else "version"
         try:
             response = fn(**kwargs, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+            data = _read(response, f"{verb} {what}")
         except ApiException as exc:
             raise self._error(exc, verb, resource, scope) from None
         except urllib3.exceptions.HTTPError as exc:
@@ -155,7 +201,7 @@ class Cluster:
                 f"cannot reach the cluster at {self.host} ({self.source}): {_unreachable(exc)}"
             ) from None
         try:
-            return orjson.loads(response.data)
+            return orjson.loads(data)
         except orjson.JSONDecodeError:
             raise ClusterError(
                 f"{verb} {resource.qualified if resource else 'version'}: the cluster at "
@@ -206,8 +252,14 @@ class Cluster:
         }[resource.plural]
         seen: set[str] = set()
         restarts = 0
+        pages = 0
         token: str | None = None
         while True:
+            pages += 1
+            if pages > MAX_LIST_PAGES:
+                raise ClusterError(
+                    f"list {resource.qualified}: more than {MAX_LIST_PAGES} pages; stopped"
+                )
             kwargs: dict[str, Any] = {"limit": page_size}
             if token:
                 kwargs["_continue"] = token
@@ -221,6 +273,17 @@ class Cluster:
                     list_namespaced if namespace else list_all,
                     **kwargs,
                 )
+            except _PageTooLarge:
+                if page_size == 1:
+                    raise
+                page_size = max(page_size // 2, 1)
+                log.warning(
+                    "list %s: a page is over %d bytes; asking %d objects a page",
+                    resource.qualified,
+                    MAX_PAGE_BYTES,
+                    page_size,
+                )
+                continue
             except _HTTPError as exc:
                 if exc.status != 410 or not token:
                     raise

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from fastapi import FastAPI
@@ -28,8 +28,11 @@ from jobguard.app.admission.review import (
     RULE_AND_ENFORCEMENT,
     Outcome,
     handle_mutate,
+    handle_mutate_envelope,
+    handle_mutate_full,
     handle_validate,
 )
+from jobguard.app.server.heap import give_back
 from jobguard.app.server.observability import Metrics, log_fields
 from jobguard.validators import Enforcement, Operation, Settings, Violation
 
@@ -54,6 +57,11 @@ INLINE_STRINGS = 20_000
 a status update with 64 KiB index lists in both objects, is judged on the loop whatever its
 size (a worker thread costs such a request more than judging it: two hand-overs of the
 interpreter lock); 20,000 strings are judged in a few milliseconds."""
+INLINE_VALUES = 50_000
+"""And at most this many commas (values in arrays and objects, commas inside strings such as
+index lists): a large body of numbers has no strings, yet a list of 3,500,000 zeros ending in
+`1e400` or `NaN` takes the exact decoder a second or more (bench/README.md, "decoder
+paths"), which on the event loop every other request would wait for."""
 _LARGE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobguard-large")
 HANDLERS: dict[str, Callable[[bytes, Settings], Outcome]] = {
     "/validate": handle_validate,
@@ -132,8 +140,13 @@ class WebhookApp:
                     return
             await self._serve(send, receive, endpoint, budget, hold, declared is None, started)
         finally:
+            large = hold.size > INLINE_BODY_BYTES
             memory.release(hold)
             in_flight[endpoint] -= 1
+        if large:
+            # The body and what was decoded from it are freed now (`_serve` returned): the
+            # allocator's free pages go back to the system, in the worker, after any judgement.
+            asyncio.get_running_loop().run_in_executor(_LARGE, give_back)
 
     async def _serve(
         self,
@@ -181,6 +194,9 @@ class WebhookApp:
         except _Disconnected:
             return
         handler, settings = HANDLERS[endpoint], self._state["settings"]
+        if endpoint == "/mutate" and len(body) > LOW_MEMORY_PARSE_BYTES:
+            await self._mutate_large(send, endpoint, body, settings, hold, budget, started)
+            return
         if judged_inline(body):
             outcome = handler(body, settings)
             await _respond(send, outcome.status, outcome.payload)
@@ -192,6 +208,35 @@ class WebhookApp:
         await _respond(send, outcome.status, outcome.payload)
         seconds = perf_counter() - started
         await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
+
+    async def _mutate_large(
+        self,
+        send: Send,
+        endpoint: str,
+        body: bytes,
+        settings: Settings,
+        hold: _Hold,
+        budget: float,
+        started: float,
+    ) -> None:
+        """/mutate of a body over LOW_MEMORY_PARSE_BYTES: its envelope read (charged at
+        MUTATE_LARGE_COST); when that cannot read it, the whole body decoded as /validate
+        decodes it, charged at that cost before it starts (503 when the budget has no room)."""
+        outcome = await _judge(handle_mutate_envelope, body, settings)
+        if outcome is None:
+            hold.path = FULL_PARSE
+            waited = min(BUDGET_WAIT, budget / 2)
+            if not await self.memory.acquire(hold, hold.size, waited):
+                await self._busy(send, endpoint, waited, started)
+                return
+            outcome = await _judge(handle_mutate_full, body, settings)
+        await _respond(send, outcome.status, outcome.payload)
+        seconds = perf_counter() - started
+        if judged_inline(body):
+            self._observe(endpoint, outcome, seconds, body)
+        else:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(_LARGE, self._observe, endpoint, outcome, seconds, body)
 
     async def _account(self, hold: _Hold, size: int, budget: float) -> None:
         """Hold the memory of a body without a Content-Length, now `size` bytes read."""
@@ -370,14 +415,28 @@ def _logged_violations(
 
 
 def judged_inline(body: bytes) -> bool:
-    """Whether a body is judged on the event loop (see INLINE_BODY_BYTES, INLINE_STRINGS)."""
-    # Counting quotes runs in C (about 0.3 ms a MiB); escaped ones only make it safer.
-    return len(body) <= INLINE_BODY_BYTES or body.count(b'"') <= 2 * INLINE_STRINGS
+    """Whether a body is judged on the event loop (see INLINE_BODY_BYTES, INLINE_STRINGS,
+    INLINE_VALUES)."""
+    # Counting runs in C (about 0.3 ms a MiB); escaped quotes only make it safer.
+    return len(body) <= INLINE_BODY_BYTES or (
+        body.count(b'"') <= 2 * INLINE_STRINGS and body.count(b",") <= INLINE_VALUES
+    )
+
+
+T = TypeVar("T")
+
+
+async def _judge(handler: Callable[[bytes, Settings], T], body: bytes, settings: Settings) -> T:
+    """`handler(body, settings)` on the event loop when `judged_inline`, else in `_LARGE`."""
+    if judged_inline(body):
+        return handler(body, settings)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_LARGE, _without_collector, handler, body, settings)
 
 
 def _without_collector(
-    handler: Callable[[bytes, Settings], Outcome], body: bytes, settings: Settings
-) -> Outcome:
+    handler: Callable[[bytes, Settings], T], body: bytes, settings: Settings
+) -> T:
     """Judge a large body with the cyclic garbage collector paused: such a body can make
     hundreds of thousands of objects (an error per UID of a 250,000-UID list) that all live
     until the answer, and the collector would walk them again and again (about half of that
@@ -393,13 +452,19 @@ def _without_collector(
 
 
 DECODED_COST = 28
-"""Bytes of memory a body's byte can cost while it is judged: 28 measured for the costliest
-shape known, a Job of small containers (`{"name":"c1","image":"i"}`, 270,000 in 6.7 MiB: a
-`tracemalloc` peak of 189 MiB for `handle_validate`), against 13 for a status update of UIDs
-and less for string-heavy objects (bench/README.md, "memory budget")."""
+"""Bytes of memory a body's byte can cost while it is judged, whichever decoder reads it
+(orjson up to LOW_MEMORY_PARSE_BYTES, the standard library's beyond, the exact decoder for
+values orjson refuses): 28 measured for the costliest shape known, a Job of small containers
+(`{"name":"c1","image":"i"}`, 270,000 in 6.7 MiB: a `tracemalloc` peak of 189 MiB for
+`handle_validate`), against 13 for a status update of UIDs, less for string-heavy objects, and
+6 for the exact decoder's list of zeros ending in `1e400` (bench/README.md, "decoder paths":
+`bench.bench_memory` measures each path's worst shapes)."""
 MUTATE_LARGE_COST = 3
-"""The same for /mutate's bytes beyond LOW_MEMORY_PARSE_BYTES, of which it decodes only a few
-fields (`admission.parse_mutation_review`): the body and its chunks while being read."""
+"""The same for /mutate's bytes beyond LOW_MEMORY_PARSE_BYTES when its envelope alone reads
+them (`review.handle_mutate_envelope`): the body and its chunks while being read. A body the
+envelope cannot read is charged DECODED_COST (FULL_PARSE) before it is decoded whole."""
+FULL_PARSE = "/validate"
+"""The path whose cost a /mutate body is charged when it is decoded whole."""
 BUDGET_WAIT = 3.0
 """Seconds at most a request waits for memory (less when the API server's `?timeout=` is
 shorter: half of it), then 503: within the API server's budget for the call, so it can apply
@@ -418,12 +483,16 @@ class _Hold:
     """What one request holds of the budget: `small` under the small bodies' share, `large`
     under the large ones' (see MemoryBudget)."""
 
-    __slots__ = ("endpoint", "large", "size", "small")
+    __slots__ = ("cost", "large", "path", "size", "small")
 
-    def __init__(self, endpoint: str) -> None:
-        self.endpoint = endpoint
+    def __init__(self, path: str) -> None:
+        self.path = path
+        """How the body is decoded (`body_cost`): its endpoint, FULL_PARSE once /mutate's
+        envelope could not read it."""
         self.size = 0
         """The body's bytes accounted for (its Content-Length, or what has arrived)."""
+        self.cost = 0
+        """`body_cost` of them on `path` (before the large share's cap)."""
         self.small = 0
         self.large = 0
 
@@ -450,7 +519,8 @@ class MemoryBudget:
 
     def _grant(self, hold: _Hold, size: int) -> bool:
         """Account `hold` at `size` bytes of body if that fits now."""
-        added = body_cost(hold.endpoint, size) - body_cost(hold.endpoint, hold.size)
+        cost = body_cost(hold.path, size)
+        added = cost - hold.cost
         if size > INLINE_BODY_BYTES:
             # A large body's cost is capped at the large share (held alone, see above).
             large = min(hold.large + added, self.large_capacity)
@@ -466,7 +536,7 @@ class MemoryBudget:
                 return False
             hold.small += added
         self.used += added
-        hold.size = size
+        hold.size, hold.cost = size, cost
         return True
 
     def try_acquire(self, hold: _Hold, size: int) -> bool:
@@ -499,7 +569,7 @@ class MemoryBudget:
         """Give back all `hold` holds, and grant the waiters that now fit, in order."""
         self.used -= hold.small + hold.large
         self.large_used -= hold.large
-        hold.small = hold.large = hold.size = 0
+        hold.small = hold.large = hold.size = hold.cost = 0
         for entry in list(self._waiters):
             waiter_hold, size, waiter = entry
             if waiter.done():

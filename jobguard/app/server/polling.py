@@ -7,11 +7,18 @@ version is logged and counted and the owner keeps the last good one. `rejects` a
 reasons (logged as one line); any other exception rejects the version too, logged with its
 traceback: a file that trips up its reader must not stop the watching. Every attempt is told to
 the observer (metrics).
+
+`run` (the polling task) takes a changed version only once its files have kept the same
+signature for `settle` seconds (a file rewritten in place is not read half-written), reads it
+in a worker thread when `in_thread` (a 1 MiB configuration takes over a second to parse, which
+on the event loop every request would wait for), and coalesces forced checks (SIGHUP): however
+many arrive, at most one read per `min_gap` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -43,8 +50,16 @@ class FilePoller:
         subject: str,
         logger: logging.Logger,
         observer: Callable[[bool], None] | None = None,
+        settle: float = 0.0,
+        min_gap: float = 0.0,
+        in_thread: bool = False,
     ) -> None:
         self.paths = tuple(paths)
+        self.settle = settle
+        self.min_gap = min_gap
+        self.in_thread = in_thread
+        self._forced = False
+        self._wake: asyncio.Event | None = None
         self.reload = reload
         self.rejects = rejects
         self.interval = interval
@@ -86,10 +101,45 @@ class FilePoller:
         return True
 
     async def run(self) -> None:
-        """Poll until cancelled."""
+        """Poll until cancelled (see the module's docstring: settled, coalesced, threaded)."""
+        loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        next_poll = loop.time() + self.interval
         while True:
-            await asyncio.sleep(self.interval)
-            self.safe_check()
+            if not self._forced:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), max(0.0, next_poll - loop.time()))
+            self._wake.clear()
+            force, self._forced = self._forced, False
+            started = loop.time()
+            if force or signature(self.paths) != self._signature:
+                await self._settled()
+                if self.in_thread:
+                    await loop.run_in_executor(None, self.safe_check, force)
+                else:
+                    self.safe_check(force)
+            next_poll = started + self.interval
+            # Forced checks that arrive meanwhile wait for the gap, then are taken as one.
+            await asyncio.sleep(max(0.0, started + self.min_gap - loop.time()))
+
+    def force(self) -> None:
+        """Ask the running `run` for a check now (a signal handler's call): coalesced."""
+        self._forced = True
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _settled(self, rounds: int = 20) -> None:
+        """Wait until the files have kept one signature for `settle` seconds (at most `rounds`
+        waits: a file that never stops changing is read as it is then, and rejected if broken)."""
+        if self.settle <= 0:
+            return
+        seen = signature(self.paths)
+        for _ in range(rounds):
+            await asyncio.sleep(self.settle)
+            now = signature(self.paths)
+            if now == seen:
+                return
+            seen = now
 
     def safe_check(self, force: bool = False) -> bool:
         """`check` that never raises (the polling task, a signal handler): an error of the

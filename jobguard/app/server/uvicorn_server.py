@@ -10,13 +10,21 @@ around each of them `_Connection` adds what the write path needs:
 - a lingering close: when the server closes a connection it half-closes it and reads (and
   discards) what the client still sends, for a bounded time and number of bytes, so a 413
   sent before the body was read reaches a client that writes its whole body before reading;
-- a bound: beyond `max_connections` open connections a request is answered 503 and its
-  connection closed; beyond twice that, the listener (jobguard.app.server.listener) closes new
-  connections at accept;
+- a bound: beyond `max_connections` open connections the connection idle the longest (no
+  request in it; a client that connects and sends nothing is idle) is closed to make room, so
+  a client holding a thousand idle connections cannot keep requests out; only when every
+  connection is in a request is a new one's request answered 503 and its connection closed;
+  beyond twice that, the listener (jobguard.app.server.listener) closes new connections at
+  accept;
 - the stop, in Kubernetes' order (see `GracefulServer`).
 
 Responses carry `Connection: close` after a 408 or 413 (the app's own header) and during the
 stop (`_CloseWhenDone`).
+
+This is the one module that reaches into uvicorn beyond its public configuration (the request
+cycle's state, the protocol's constructor and app, the server's signal list and started
+message): tests/test_uvicorn_contract.py checks those names against the pinned uvicorn, which
+an upgrade must pass first.
 """
 
 from __future__ import annotations
@@ -240,6 +248,8 @@ class _Connection(asyncio.Protocol):
         self.inner = inner
         self.loop = asyncio.get_running_loop()
         self.accepted = self.loop.time()  # protocols are made at accept, before TLS
+        self.active = self.accepted
+        """When its client last sent something (idle connections are closed oldest first)."""
         self.transport: asyncio.Transport | None = None
         self.app_transport: _Transport | None = None
         """What uvicorn's protocol writes to (see _Transport)."""
@@ -259,9 +269,9 @@ class _Connection(asyncio.Protocol):
         # A stream transport (uvloop's do not inherit from asyncio.Transport).
         self.transport = cast(asyncio.Transport, transport)
         self.server.live.add(self)
-        if len(self.server.live) > self.server.max_connections:
-            # Over the bound: its request is answered 503 (uvicorn's answer, with
-            # Connection: close), and the connections already open are not disturbed.
+        if len(self.server.live) > self.server.max_connections and not self.server.evict_idle(self):
+            # Over the bound with every other connection in a request: its request is answered
+            # 503 (uvicorn's answer, with Connection: close), and the requests are not disturbed.
             self.inner.app = service_unavailable
             log.warning("over %d open connections: answering 503", self.server.max_connections)
         self.app_transport = _Transport(self.transport, self)
@@ -277,6 +287,7 @@ class _Connection(asyncio.Protocol):
             if self.lingered > LINGER_BYTES:
                 self._close_now(abort=True)
             return
+        self.active = self.loop.time()
         self.inner.data_received(data)
         cycle = _cycle(self.inner)
         if cycle is not self.last_cycle:  # the headers of a new request arrived
@@ -347,6 +358,16 @@ class _Connection(asyncio.Protocol):
         else:
             self.transport.close()
 
+    def idle(self) -> bool:
+        """No request in it: nothing of one arrived since the last answer was complete."""
+        return not (
+            self.closed or self.lingering or self.headers_pending or _busy(_cycle(self.inner))
+        )
+
+    def evict(self) -> None:
+        """Closed to make room for a new connection (see GracefulServer.evict_idle)."""
+        self._close_now(abort=True)
+
     def _header_timeout(self) -> None:
         self.header_timer = None
         if self.closed or self.lingering or _busy(_cycle(self.inner)):
@@ -408,6 +429,8 @@ class GracefulServer(uvicorn.Server):
         self.jobguard_app = app
         self.options = options
         self.live: set[_Connection] = set()
+        self.evicted = 0
+        """Idle connections closed to make room (`evict_idle`)."""
         self.listeners: list[listening.Listener] = []
         self.acceptors: list[listening.Acceptor] = []
         self.draining = False
@@ -425,6 +448,23 @@ class GracefulServer(uvicorn.Server):
                 self.max_connections,
                 options.max_connections,
             )
+
+    def evict_idle(self, new: _Connection) -> bool:
+        """Over `max_connections`: close the connection idle the longest (not `new`), so that
+        idle connections, however many a client holds open, never keep requests out; False
+        when every other one is in a request."""
+        idle = [c for c in self.live if c is not new and c.idle()]
+        if not idle:
+            return False
+        min(idle, key=lambda c: c.active).evict()
+        self.evicted += 1
+        if self.evicted == 1 or self.evicted % 1000 == 0:
+            log.warning(
+                "over %d open connections: closing the longest idle (%d so far)",
+                self.max_connections,
+                self.evicted,
+            )
+        return True
 
     async def startup(self, sockets: list[Any] | None = None) -> None:
         # uvicorn's own startup, with our listening sockets and protocol around its own, and the

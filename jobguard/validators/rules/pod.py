@@ -235,6 +235,15 @@ def _items(entries: dict[str, Any]) -> tuple[tuple[str, _Scalar], ...] | None:
     return items
 
 
+_MAX_KEPT_RESOURCE_CHARS = 1024
+"""The longest resource block (names and string values) kept by `_cached_resources`: 4,096
+entries of it hold a few MiB at most."""
+
+
+def _chars(items: tuple[tuple[str, _Scalar], ...]) -> int:
+    return sum(len(name) + (len(value) if isinstance(value, str) else 8) for name, value in items)
+
+
 def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
     requirements = _dict(resources)
@@ -243,8 +252,13 @@ def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]
     if not limits_raw and not requests_raw:
         return []
     limits_items, requests_items = _items(limits_raw), _items(requests_raw)
-    if limits_items is not None and requests_items is not None:
-        # Manifests repeat the same few resource blocks: each is judged once per path.
+    if (
+        limits_items is not None
+        and requests_items is not None
+        and _chars(limits_items) + _chars(requests_items) <= _MAX_KEPT_RESOURCE_CHARS
+    ):
+        # Manifests repeat the same few resource blocks: each is judged once per path (kept
+        # only when short: a client's distinct 1 MiB resource names must not be kept).
         return list(_cached_resources(limits_items, requests_items, path, create))
     return _check_resources(limits_raw, requests_raw, path, create)
 
