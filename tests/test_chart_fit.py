@@ -36,7 +36,8 @@ def test_defaults_linux_nodes_spread_over_nodes_and_no_host_network() -> None:
         "app.kubernetes.io/instance": "jobguard",
     }
     assert "hostNetwork" not in pod and "dnsPolicy" not in pod
-    assert "env" not in pod["containers"][0]
+    # Only the Lease's holder identity (the leader keeps the registrations by default).
+    assert [e["name"] for e in pod["containers"][0]["env"]] == ["POD_NAME"]
     assert pod["securityContext"]["runAsUser"] == 65532
     # A key of the user's is added to the default; null removes the default.
     assert _pod({"nodeSelector": {"pool": "system"}})["nodeSelector"] == {
@@ -86,7 +87,8 @@ def test_extra_args_env_and_volumes() -> None:
     assert container["args"][-2:] == ["--idle-timeout=30", "--log-bodies"]
     parsed = build_parser().parse_args(container["args"])
     assert parsed.idle_timeout == 30 and parsed.log_bodies is True
-    assert container["env"] == values["extraEnv"]
+    assert container["env"][1:] == values["extraEnv"]
+    assert container["env"][0]["name"] == "POD_NAME"
     assert container["volumeMounts"][-1] == values["extraVolumeMounts"][0]
     assert {v["name"] for v in container["volumeMounts"]} == {"tls", "config", "tmp", "corp-ca"}
     assert pod["volumes"][-1] == values["extraVolumes"][0]

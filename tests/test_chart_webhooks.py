@@ -324,7 +324,7 @@ def test_managed_registrations_rbac_and_flags() -> None:
     # The flags are serve's own.
     from jobguard.app.cli.main import build_parser
 
-    parsed = build_parser().parse_args(["serve", *container["args"]])
+    parsed = build_parser().parse_args(container["args"])  # args start with `serve`
     assert parsed.register_webhooks == f"{NAMESPACE}/jobguard"
     rendered = render(
         {"webhook": {"registration": "rendered", "rendered": yaml.safe_dump_all(registered({}))}}
@@ -394,7 +394,7 @@ def test_jobguard_certificates_mode_renders_the_same_every_time() -> None:
     ]
     from jobguard.app.cli.main import build_parser
 
-    parsed = build_parser().parse_args(["serve", *args])
+    parsed = build_parser().parse_args(args)  # args start with `serve`
     assert parsed.manage_certificates == f"{NAMESPACE}/jobguard-tls"
     with pytest.raises(helm.HelmError, match=re.escape("needs webhook.registration managed")):
         render(
