@@ -303,10 +303,13 @@ def test_invalid_volumes_are_reported_as_upstream_does(
     assert pod_causes(obj) == expected
 
 
-def test_image_volumes_from_1_35_and_their_reference_from_1_36() -> None:
+def test_image_volumes_from_1_35_and_their_reference_in_templates_from_1_37() -> None:
+    # validateImageVolumeSource: before 1.37 the reference is required in pods only
+    # (opts.ResourceIsPod), from 1.37 in templates too (AllowEmptyImageVolumeReference).
     obj = volume(image={"pullPolicy": "IfNotPresent"})
     assert pod_causes(obj, "1.35") == []
-    assert pod_causes(obj, "1.36") == [("POD-015", f"{V0}.image.reference", REQ, "Required value")]
+    assert pod_causes(obj, "1.36") == []
+    assert pod_causes(obj, "1.37") == [("POD-015", f"{V0}.image.reference", REQ, "Required value")]
 
 
 def test_template_defaults_used_for_comparisons() -> None:

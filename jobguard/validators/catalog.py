@@ -1534,7 +1534,6 @@ RULES: tuple[RuleInfo, ...] = (
             "_weight",
             "_node_affinity",
             "_pod_affinity_term",
-            "_match_label_keys",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1543,7 +1542,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "tolerations",
         source=f"{_CORE}: ValidateTolerations, validateTaintEffect",
-        checked_in=_in("pod_scheduling", "check_tolerations"),
+        checked_in=_in("pod_scheduling", "check_tolerations", "_comparison_value"),
         at_rest=_STORED_SPEC,
     ),
     _r(

@@ -177,7 +177,7 @@ def _resource_name_errors(name: str, path: str) -> list[FieldError]:
 
 
 def _quantity_value_errors(
-    name: str, quantity: Quantity, path: str, create: bool
+    name: str, quantity: Quantity, path: str, indivisible_ok: bool
 ) -> list[FieldError]:
     """ValidateResourceQuantityValue and the hugepages size check."""
     rule = "POD-009"
@@ -187,8 +187,8 @@ def _quantity_value_errors(
         errors.append(invalid(rule, path, text, "must be greater than or equal to 0"))
     if _is_integer_resource(name) and quantity.scaled_value(-3) % 1000 != 0:
         errors.append(invalid(rule, path, text, "must be an integer"))
-    # Upstream tolerates indivisible values on UPDATE when the stored template had them.
-    if create and is_hugepages(name) and not _divisible_hugepages(name, quantity):
+    # AllowIndivisibleHugePagesValues: the stored template had such a value.
+    if not indivisible_ok and is_hugepages(name) and not _divisible_hugepages(name, quantity):
         errors.append(
             invalid(rule, path, text, f"{text} is not positive integer multiple of {name}")
         )
@@ -235,7 +235,9 @@ def _items(entries: dict[str, Any]) -> tuple[tuple[str, _Scalar], ...] | None:
     return items
 
 
-def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]:
+def check_resources(
+    resources: Any, path: str, create: bool, indivisible_ok: bool = False
+) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
     requirements = _dict(resources)
     limits_raw = _dict(requirements.get("limits"))
@@ -245,8 +247,8 @@ def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]
     limits_items, requests_items = _items(limits_raw), _items(requests_raw)
     if limits_items is not None and requests_items is not None:
         # Manifests repeat the same few resource blocks: each is judged once per path.
-        return list(_cached_resources(limits_items, requests_items, path, create))
-    return _check_resources(limits_raw, requests_raw, path, create)
+        return list(_cached_resources(limits_items, requests_items, path, create, indivisible_ok))
+    return _check_resources(limits_raw, requests_raw, path, create, indivisible_ok)
 
 
 @lru_cache(maxsize=4096)
@@ -255,12 +257,17 @@ def _cached_resources(
     requests: tuple[tuple[str, _Scalar], ...],
     path: str,
     create: bool,
+    indivisible_ok: bool,
 ) -> tuple[FieldError, ...]:
-    return tuple(_check_resources(dict(limits), dict(requests), path, create))
+    return tuple(_check_resources(dict(limits), dict(requests), path, create, indivisible_ok))
 
 
 def _check_resources(
-    limits_raw: dict[str, Any], requests_raw: dict[str, Any], path: str, create: bool
+    limits_raw: dict[str, Any],
+    requests_raw: dict[str, Any],
+    path: str,
+    create: bool,
+    indivisible_ok: bool,
 ) -> list[FieldError]:
     """The checks themselves, on the two maps."""
     errors: list[FieldError] = []
@@ -272,14 +279,14 @@ def _check_resources(
         entry = f"{limits_path}[{name}]"
         errors += _resource_name_errors(name, entry)
         if name in limits:
-            errors += _quantity_value_errors(name, limits[name], entry, create)
+            errors += _quantity_value_errors(name, limits[name], entry, indivisible_ok)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
     for name in requests_raw:
         entry = f"{requests_path}[{name}]"
         errors += _resource_name_errors(name, entry)
         if name in requests:
-            errors += _quantity_value_errors(name, requests[name], entry, create)
+            errors += _quantity_value_errors(name, requests[name], entry, indivisible_ok)
             errors += _request_against_limit(name, requests[name], limits, limits_raw, path)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
@@ -399,7 +406,12 @@ def _check_container(
     policy = _text(container.get("imagePullPolicy"))
     if policy and policy not in PULL_POLICIES:
         errors.append(not_supported("POD-004", f"{path}.imagePullPolicy", policy, PULL_POLICIES))
-    errors += check_resources(container.get("resources"), f"{path}.resources", create)
+    errors += check_resources(
+        container.get("resources"),
+        f"{path}.resources",
+        create,
+        options.allow_indivisible_huge_pages_values,
+    )
     resources = container.get("resources")
     if isinstance(resources, dict) and "claims" in resources:
         errors += check_container_claims(
@@ -411,7 +423,10 @@ def _check_container(
         )
     if "securityContext" in container:
         errors += check_container_security_context(
-            container["securityContext"], f"{path}.securityContext", pod.host_users
+            container["securityContext"],
+            f"{path}.securityContext",
+            pod.host_users,
+            options.allow_sys_admin_when_privilege_escalation_false,
         )
     return errors
 
@@ -507,18 +522,25 @@ class _Pod(NamedTuple):
 
 
 def check_pod_template(
-    template: Any, path: str, *, create: bool, version: str = DEFAULT_VERSION
+    template: Any,
+    path: str,
+    *,
+    create: bool,
+    version: str = DEFAULT_VERSION,
+    options: PodOptions | None = None,
 ) -> list[FieldError]:
     """ValidatePodTemplateSpec for the template at `path`, as the API server of `version`
-    judges it on CREATE (with its default feature gates).
+    judges it (with its default feature gates).
 
-    `create`: the request creates the object (upstream relaxes some checks on UPDATE for
-    values the stored template already had).
+    `create`: the request creates the object. `options`: upstream's PodValidationOptions of
+    the request (`pod_util.get_validation_options_from_pod_template`, from the old and the new
+    template on UPDATE); the CREATE options of `version` when None.
     """
     template = _dict(template)
     errors = check_labels_and_annotations(_dict(template.get("metadata")), None, path, None)
     spec = _dict(template.get("spec"))
-    options = pod_options(version)
+    if options is None:
+        options = pod_options(version)
     at = f"{path}.spec"
     volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
     errors += volume_errors

@@ -118,6 +118,17 @@ def _sysctl_namespace(name: str) -> str:
     return ""
 
 
+def validate_host_sysctl(name: str, spec: dict[str, Any]) -> str:
+    """ValidateHostSysctl: the problem of a namespaced sysctl in a pod sharing that host
+    namespace ("" when none)."""
+    namespace = _sysctl_namespace(name)
+    if namespace == "net" and spec.get("hostNetwork") is True:
+        return "may not be specified when 'hostNetwork' is true"
+    if namespace == "ipc" and spec.get("hostIPC") is True:
+        return "may not be specified when 'hostIPC' is true"
+    return ""
+
+
 def check_pod_security_context(
     spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
@@ -146,20 +157,21 @@ def check_pod_security_context(
             errors.append(invalid(rule, name_path, name, _SYSCTL_MSG))
         elif name in names:
             errors.append(duplicate(rule, name_path, name))
-        namespace = _sysctl_namespace(name)
-        if namespace == "net" and spec.get("hostNetwork") is True:
-            detail = "may not be specified when 'hostNetwork' is true"
-            errors.append(invalid(rule, name_path, name, detail))
-        elif namespace == "ipc" and spec.get("hostIPC") is True:
-            detail = "may not be specified when 'hostIPC' is true"
-            errors.append(invalid(rule, name_path, name, detail))
+        if not options.allow_namespaced_sysctls_for_host_net_and_host_ipc:
+            detail = validate_host_sysctl(name, spec)
+            if detail:
+                errors.append(invalid(rule, name_path, name, detail))
         names.add(name)
     errors += _enum(context, "fsGroupChangePolicy", ["Always", "OnRootMismatch"], at)
     errors += check_seccomp_profile(context.get("seccompProfile"), f"{at}.seccompProfile")
     errors += check_apparmor_profile(context.get("appArmorProfile"), f"{at}.appArmorProfile")
     errors += _enum(context, "supplementalGroupsPolicy", ["Merge", "Strict"], at)
-    # SELinuxMount is off in every supported version: only Recursive is accepted.
-    errors += _enum(context, "seLinuxChangePolicy", ["Recursive"], at)
+    # validateSELinuxChangePolicy: only Recursive while SELinuxMount is off (before 1.37) and
+    # the stored template has no policy.
+    if options.allow_only_recursive_se_linux_change_policy:
+        errors += _enum(context, "seLinuxChangePolicy", ["Recursive"], at)
+    else:
+        errors += _enum(context, "seLinuxChangePolicy", ["MountOption", "Recursive"], at)
     return errors
 
 
@@ -170,7 +182,9 @@ def _enum(context: dict[str, Any], name: str, supported: list[str], path: str) -
     return []
 
 
-def check_container_security_context(context: Any, path: str, host_users: bool) -> list[FieldError]:
+def check_container_security_context(
+    context: Any, path: str, host_users: bool, allow_sys_admin_when_privilege_escalation_false: bool
+) -> list[FieldError]:
     """ValidateSecurityContext (privileged is allowed: the API server's default)."""
     if not isinstance(context, dict):
         return []
@@ -190,7 +204,8 @@ def check_container_security_context(context: Any, path: str, host_users: bool) 
         if context.get("privileged") is True:
             detail = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
             errors.append(invalid(rule, path, context, detail))
-        for capability in as_list(as_dict(context.get("capabilities")).get("add")):
+        added = as_list(as_dict(context.get("capabilities")).get("add"))
+        for capability in () if allow_sys_admin_when_privilege_escalation_false else added:
             if capability == "CAP_SYS_ADMIN":
                 detail = (
                     "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` "
@@ -213,8 +228,12 @@ def check_host_users(spec: dict[str, Any], path: str, options: PodOptions) -> li
         ("hostPID", "HostPID"),
         ("hostIPC", "HostIPC"),
     ):
+        if field_name == "hostNetwork" and options.allow_user_namespaces_host_network_support:
+            continue
         if spec.get(field_name) is True:
             errors.append(forbidden(rule, f"{path}.{shown}", _HOST_USERS_FALSE))
+    if options.allow_user_namespaces_with_volume_devices:
+        return errors
     for kind in ("initContainers", "containers"):
         for index, container in enumerate(as_list(spec.get(kind))):
             if as_list(as_dict(container).get("volumeDevices")):

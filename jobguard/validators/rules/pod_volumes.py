@@ -166,7 +166,7 @@ def _named_source(source: dict[str, Any], name_field: str, path: str) -> list[Fi
     return errors
 
 
-def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
+def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateProjectedVolumeSource and validateProjectionSources."""
     errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
     paths: set[str] = set()
@@ -218,7 +218,7 @@ def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
             token_path = text(token.get("path"))
             if token_path == "":
                 errors.append(required("POD-015", f"{path}.path"))
-            elif token_path is not None:
+            elif token_path is not None and not options.allow_non_local_projected_token_path:
                 errors += _non_reserved_path(token_path, f"{path}.path")
         if count > 1:
             detail = "may not specify more than 1 volume type per source"
@@ -313,7 +313,7 @@ def _one_source(
             errors += _downward_file(as_dict(item), path)
         return errors
     if key == "projected":
-        return _projected(source, path)
+        return _projected(source, path, options)
     if key == "csi":
         return _csi(source, path)
     if key == "ephemeral":
