@@ -139,6 +139,23 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         ],
     ),
     (
+        "cephfs and gcePersistentDisk second, with upstream's spellings",
+        volume(
+            hostPath={"path": "/x"},
+            cephfs={"monitors": ["m"]},
+            gcePersistentDisk={"pdName": "p"},
+        ),
+        [
+            (
+                "POD-015",
+                f"{V0}.gcePersistentDisk",
+                FORB,
+                "Forbidden: may not specify more than 1 volume type",
+            ),
+            ("POD-015", f"{V0}.cephFS", FORB, "Forbidden: may not specify more than 1 volume type"),
+        ],
+    ),
+    (
         "item paths",
         volume(
             secret={
@@ -235,7 +252,7 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         [
             (
                 "POD-015",
-                f"{V0}.downwarAPI",
+                f"{V0}.downwardAPI",
                 REQ,
                 "Required value: one of fieldRef and resourceFieldRef is required",
             )
@@ -246,7 +263,7 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         volume(
             downwardAPI={"items": [{"path": "x", "resourceFieldRef": {"resource": "limits.cpu"}}]}
         ),
-        [("POD-015", f"{V0}.downwarAPI.resourceFieldRef.containerName", REQ, "Required value")],
+        [("POD-015", f"{V0}.downwardAPI.resourceFieldRef.containerName", REQ, "Required value")],
     ),
     (
         "csi driver",

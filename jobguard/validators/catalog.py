@@ -1593,6 +1593,21 @@ RULES: tuple[RuleInfo, ...] = (
         at_rest=_STORED_SPEC,
     ),
     _r(
+        "POD-026",
+        "pod",
+        "pod-specific annotations: mirror-pod, pod deletion cost, seccomp and AppArmor annotations, which must agree with the fields and name existing containers",
+        source=f"{_CORE}: ValidatePodSpecificAnnotations, ValidateSeccompPodAnnotations, ValidateSeccompProfile, ValidateAppArmorPodAnnotations, validateSeccompAnnotationsAndFields, validateAppArmorAnnotationsAndFieldsMatchOnCreate",
+        checked_in=_in(
+            "pod_annotations",
+            "validate_local_descending_path",
+            "validate_seccomp_profile",
+            "validate_pod_specific_annotations",
+            "_seccomp_match",
+            "validate_app_armor_annotations_and_fields_match_on_create",
+        ),
+        at_rest=_STORED_SPEC,
+    ),
+    _r(
         "SC-001",
         "schema",
         "no unknown fields (strict field validation)",

@@ -22,6 +22,11 @@ from jobguard.validators.names import (
 )
 from jobguard.validators.quantity import Quantity, QuantityError, quantity_of
 from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+from jobguard.validators.rules.pod_annotations import (
+    validate_app_armor_annotations_and_fields_match_on_create,
+    validate_pod_specific_annotations,
+    validate_seccomp_annotations_and_fields,
+)
 from jobguard.validators.rules.pod_common import PodOptions, pod_options
 from jobguard.validators.rules.pod_containers import (
     check_env,
@@ -537,10 +542,17 @@ def check_pod_template(
     template on UPDATE); the CREATE options of `version` when None.
     """
     template = _dict(template)
-    errors = check_labels_and_annotations(_dict(template.get("metadata")), None, path, None)
+    meta = _dict(template.get("metadata"))
+    errors = check_labels_and_annotations(meta, None, path, None)
     spec = _dict(template.get("spec"))
     if options is None:
         options = pod_options(version)
+    # Every pod-specific annotation check reads an annotation: most templates have none.
+    annotations = meta.get("annotations")
+    if annotations and isinstance(annotations, dict):
+        errors += validate_pod_specific_annotations(
+            annotations, spec, f"{path}.annotations", options
+        )
     at = f"{path}.spec"
     volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
     errors += volume_errors
@@ -561,6 +573,9 @@ def check_pod_template(
     init = _list(spec.get("initContainers"))
     errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
     errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
+    if annotations and isinstance(annotations, dict):
+        errors += validate_seccomp_annotations_and_fields(meta, spec, at)
+        errors += validate_app_armor_annotations_and_fields_match_on_create(meta, spec, at)
     if "ephemeralContainers" in spec:
         errors += check_ephemeral_containers(
             spec["ephemeralContainers"], f"{at}.ephemeralContainers"

@@ -39,7 +39,7 @@ from jobguard.validators.rules.pod_containers import (
     check_resource_field_selector,
 )
 
-# validateVolumeSource's order, and the child name each source is reported under.
+# validateVolumeSource's order, and the child name each source is validated under.
 SOURCES = (
     ("emptyDir", "emptyDir"),
     ("hostPath", "hostPath"),
@@ -54,9 +54,9 @@ SOURCES = (
     ("persistentVolumeClaim", "persistentVolumeClaim"),
     ("rbd", "rbd"),
     ("cinder", "cinder"),
-    ("cephfs", "cephFS"),
+    ("cephfs", "cephfs"),
     ("quobyte", "quobyte"),
-    ("downwardAPI", "downwarAPI"),
+    ("downwardAPI", "downwardAPI"),
     ("fc", "fc"),
     ("flexVolume", "flexVolume"),
     ("configMap", "configMap"),
@@ -88,6 +88,14 @@ _MORE_THAN_ONE = "may not specify more than 1 volume type"
 
 _ORDER = {key: index for index, (key, _) in enumerate(SOURCES)}
 _CHILD = dict(SOURCES)
+# The child a second source is refused under ("may not specify more than 1 volume type"):
+# upstream's spelling, which differs from the validated one for three sources.
+_FORBIDDEN_CHILD = {
+    **_CHILD,
+    "gcePersistentDisk": "gcePersistentDisk",
+    "cephfs": "cephFS",
+    "downwardAPI": "downwarAPI",
+}
 
 
 def _sources(volume: dict[str, Any], options: PodOptions) -> list[str]:
@@ -372,7 +380,7 @@ def judge_volume(
     if isinstance(source, dict) and (source or key not in _EMPTY_OK):
         errors += _one_source(key, source, f"{path}.{_CHILD[key]}", options)
     for other in found[1:]:
-        errors.append(forbidden("POD-015", f"{path}.{_CHILD[other]}", _MORE_THAN_ONE))
+        errors.append(forbidden("POD-015", f"{path}.{_FORBIDDEN_CHILD[other]}", _MORE_THAN_ONE))
     return key, errors
 
 
