@@ -1396,7 +1396,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "resource names and quantities",
         source=f"{_CORE}: validateResourceRequirements, validateContainerResourceName, "
-        "ValidateResourceQuantityValue; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
+        "ValidateResourceQuantityValue, validateOverhead; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
         checked_in=_in("pod", "_resource_name_errors", "_quantity_value_errors", "_parsed"),
         at_rest=_STORED_SPEC,
     ),
@@ -1500,7 +1500,7 @@ RULES: tuple[RuleInfo, ...] = (
         "POD-018",
         "pod",
         "pod and container security contexts, user namespaces",
-        source=f"{_CORE}: validatePodSpecSecurityContext, validateSysctls, ValidateHostSysctl, validateFSGroupChangePolicy, validateSupplementalGroupsPolicy, validateSELinuxChangePolicy, ValidateSecurityContext, ValidateProcMountType, validateSeccompProfileField, ValidateAppArmorProfileField, validateHostUsers",
+        source=f"{_CORE}: validatePodSpecSecurityContext, validateSysctls, ValidateHostSysctl, validateFSGroupChangePolicy, validateSupplementalGroupsPolicy, validateSELinuxChangePolicy, ValidateSecurityContext, ValidateProcMountType, validateSeccompProfileField, ValidateAppArmorProfileField, validateWindowsSecurityContextOptions, validateWindowsHostProcessPod, validateHostUsers",
         checked_in=_in(
             "pod_security",
             "_id",
@@ -1509,6 +1509,8 @@ RULES: tuple[RuleInfo, ...] = (
             "check_pod_security_context",
             "_enum",
             "check_container_security_context",
+            "validate_windows_security_context_options",
+            "validate_windows_host_process_pod",
             "check_host_users",
         ),
         at_rest=_STORED_SPEC,

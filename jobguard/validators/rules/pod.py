@@ -70,6 +70,7 @@ from jobguard.validators.rules.pod_security import (
     check_host_users,
     check_os,
     check_pod_security_context,
+    validate_windows_host_process_pod,
 )
 from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
 from jobguard.validators.versions import DEFAULT_VERSION
@@ -623,6 +624,8 @@ def check_pod_spec_rest(
         errors += check_topology_spread(
             spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", options
         )
+    if _has_windows_options(spec):
+        errors += validate_windows_host_process_pod(spec, path)
     if spec.get("hostUsers") is False:
         errors += check_host_users(spec, path, options)
     if "hostnameOverride" in spec:
@@ -637,6 +640,14 @@ def check_pod_spec_rest(
         errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", options)
     if not _PRIORITY_KEYS.isdisjoint(spec):
         errors += check_priority_fields(spec, path, options)
+    if spec.get("overhead"):
+        # validateOverhead: the container checks, on a ResourceRequirements of these limits.
+        errors += check_resources(
+            {"limits": spec["overhead"]},
+            f"{path}.overhead",
+            True,
+            options.allow_indivisible_huge_pages_values,
+        )
     if "os" in spec:
         errors += check_os(spec, path, options)
     if options.env_files and file_refs:
@@ -646,6 +657,17 @@ def check_pod_spec_rest(
                 _list(spec.get(kind)), f"{path}.{kind}", kinds, options
             )
     return errors
+
+
+def _has_windows_options(spec: dict[str, Any]) -> bool:
+    """Whether the pod or a container sets windowsOptions (hostProcess lives there)."""
+    if isinstance(_dict(spec.get("securityContext")).get("windowsOptions"), dict):
+        return True
+    return any(
+        isinstance(_dict(_dict(c).get("securityContext")).get("windowsOptions"), dict)
+        for kind in ("initContainers", "containers", "ephemeralContainers")
+        for c in _list(spec.get(kind))
+    )
 
 
 def _volume_kinds(spec: dict[str, Any], options: PodOptions) -> dict[str, str]:

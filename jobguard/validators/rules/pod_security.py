@@ -2,8 +2,8 @@
 validatePodSpecSecurityContext, ValidateSecurityContext, validateHostUsers, validateOS,
 validateLinux and validateWindows, each `(value, path, options) -> list[FieldError]`.
 
-Not covered: windowsOptions' own grammar (gMSA credential specs, runAsUserName), the
-hostProcess rules, and `privileged` "disallowed by cluster policy" (an API server flag).
+Not covered: `privileged` and hostProcess containers "disallowed by cluster policy" (an API
+server flag, taken as allowing them).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from jobguard.validators.rules.pod_common import (
     each,
     local_path_problems,
     opt_int,
+    subdomain_problems,
     text,
 )
 
@@ -164,6 +165,9 @@ def check_pod_security_context(
         names.add(name)
     errors += _enum(context, "fsGroupChangePolicy", ["Always", "OnRootMismatch"], at)
     errors += check_seccomp_profile(context.get("seccompProfile"), f"{at}.seccompProfile")
+    errors += validate_windows_security_context_options(
+        context.get("windowsOptions"), f"{at}.windowsOptions"
+    )
     errors += check_apparmor_profile(context.get("appArmorProfile"), f"{at}.appArmorProfile")
     errors += _enum(context, "supplementalGroupsPolicy", ["Merge", "Strict"], at)
     # validateSELinuxChangePolicy: only Recursive while SELinuxMount is off (before 1.37) and
@@ -212,6 +216,9 @@ def check_container_security_context(
                     "CAP_SYS_ADMIN"
                 )
                 errors.append(invalid(rule, path, context, detail))
+    errors += validate_windows_security_context_options(
+        context.get("windowsOptions"), f"{path}.windowsOptions"
+    )
     errors += check_apparmor_profile(context.get("appArmorProfile"), f"{path}.appArmorProfile")
     return errors
 
@@ -318,4 +325,109 @@ def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Field
         for field_name in _WINDOWS_CONTAINER_FIELDS:
             if container_context.get(field_name) is not None:
                 errors.append(forbidden(rule, f"{at}.securityContext.{field_name}", detail))
+    return errors
+
+
+# validateWindowsSecurityContextOptions's grammar (pkg/apis/core/validation/validation.go).
+_MAX_GMSA_KIB = 64
+_MAX_DOMAIN = 256
+_MAX_USER = 104
+_CTRL = re.compile(r"[\x00-\x1f\x7f]")
+_NETBIOS = re.compile(r'[^\\/:*?"<>|.][^\\/:*?"<>|]{0,14}')
+_DNS_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+_DNS_DOMAIN = re.compile(rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*")
+_USER_CHARS = re.compile(r'["/\\:;|=,+*?<>@\[\]]')
+_USER_DOTS_SPACES = re.compile(r"[. ]+")
+
+
+def validate_windows_security_context_options(options: Any, path: str) -> list[FieldError]:
+    """validateWindowsSecurityContextOptions (`path` is the windowsOptions')."""
+    if not isinstance(options, dict):
+        return []
+    rule = "POD-018"
+    errors: list[FieldError] = []
+    name = options.get("gmsaCredentialSpecName")
+    if isinstance(name, str):
+        for problem in subdomain_problems(name):
+            errors.append(invalid(rule, f"{path}.gmsaCredentialSpecName", name, problem))
+    spec = options.get("gmsaCredentialSpec")
+    if isinstance(spec, str):
+        at = f"{path}.gmsaCredentialSpec"
+        if spec == "":
+            errors.append(invalid(rule, at, spec, "gmsaCredentialSpec cannot be an empty string"))
+        elif len(spec.encode()) > _MAX_GMSA_KIB * 1024:
+            detail = f"gmsaCredentialSpec size must be under {_MAX_GMSA_KIB} KiB"
+            errors.append(invalid(rule, at, spec, detail))
+    user_name = options.get("runAsUserName")
+    if isinstance(user_name, str):
+        errors += [
+            invalid(rule, f"{path}.runAsUserName", user_name, problem)
+            for problem in _run_as_user_name_problems(user_name)
+        ]
+    return errors
+
+
+def _run_as_user_name_problems(value: str) -> list[str]:
+    if value == "":
+        return ["runAsUserName cannot be an empty string"]
+    if _CTRL.search(value):
+        return ["runAsUserName cannot contain control characters"]
+    parts = value.split("\\")
+    if len(parts) > 2:
+        return ["runAsUserName cannot contain more than one backslash"]
+    domain, user = ("", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+    problems: list[str] = []
+    if len(domain.encode()) >= _MAX_DOMAIN:
+        problems.append(f"runAsUserName's Domain length must be under {_MAX_DOMAIN} characters")
+    if len(parts) == 2 and not (_NETBIOS.fullmatch(domain) or _DNS_DOMAIN.fullmatch(domain)):
+        problems.append("runAsUserName's Domain doesn't match the NetBios nor the DNS format")
+    if user == "":
+        problems.append("runAsUserName's User cannot be empty")
+    elif len(user.encode()) > _MAX_USER:
+        problems.append(
+            f"runAsUserName's User length must not be longer than {_MAX_USER} characters"
+        )
+    if _USER_DOTS_SPACES.fullmatch(user):
+        problems.append("runAsUserName's User cannot contain only periods or spaces")
+    if _USER_CHARS.search(user):
+        problems.append(
+            """runAsUserName's User cannot contain the following characters: "/\\:;|=,+*?<>@[]"""
+        )
+    return problems
+
+
+def validate_windows_host_process_pod(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """validateWindowsHostProcessPod (without "disallowed by cluster policy": privileged
+    containers are taken as allowed, the API server's --allow-privileged of most clusters)."""
+    rule = "POD-018"
+    pod_options = as_dict(spec.get("securityContext")).get("windowsOptions")
+    pod_host_process = as_dict(pod_options).get("hostProcess")
+    pod_host_process = pod_host_process if isinstance(pod_host_process, bool) else None
+    errors: list[FieldError] = []
+    containers = host_process = 0
+    for container, at in _containers_with_paths(spec, path):
+        containers += 1
+        windows = as_dict(as_dict(container.get("securityContext")).get("windowsOptions"))
+        own = windows.get("hostProcess")
+        own = own if isinstance(own, bool) else None
+        if pod_host_process is not None and own is not None and own != pod_host_process:
+            detail = (
+                "pod hostProcess value must be identical if both are specified, was "
+                f"{str(pod_host_process).lower()}"
+            )
+            errors.append(
+                invalid(rule, f"{at}.securityContext.windowsOptions.hostProcess", own, detail)
+            )
+        if own is True or (own is None and pod_host_process is True):
+            host_process += 1
+    if host_process:
+        if host_process != containers:
+            detail = (
+                "If pod contains any hostProcess containers then all containers must be "
+                "HostProcess containers"
+            )
+            errors.append(invalid(rule, path, "", detail))
+        if spec.get("hostNetwork") is not True:
+            detail = "hostNetwork must be true if pod contains any hostProcess containers"
+            errors.append(invalid(rule, f"{path}.hostNetwork", False, detail))
     return errors
