@@ -1396,7 +1396,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "resource names and quantities",
         source=f"{_CORE}: validateResourceRequirements, validateContainerResourceName, "
-        "ValidateResourceQuantityValue, validateOverhead; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
+        "validatePodResourceName, ValidateResourceQuantityValue, validateOverhead; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
         checked_in=_in("pod", "_resource_name_errors", "_quantity_value_errors", "_parsed"),
         at_rest=_STORED_SPEC,
     ),
@@ -1404,8 +1404,14 @@ RULES: tuple[RuleInfo, ...] = (
         "POD-010",
         "pod",
         "requests do not exceed limits (equal where overcommit is not allowed)",
-        source=f"{_CORE}: validateResourceRequirements",
-        checked_in=_in("pod", "_check_resources", "_request_against_limit"),
+        source=f"{_CORE}: validateResourceRequirements, validatePodResources, validatePodResourceConsistency (pod-level resources, from 1.34)",
+        checked_in=_in(
+            "pod",
+            "_check_resources",
+            "_request_against_limit",
+            "validate_pod_resources",
+            "validate_pod_resource_consistency",
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(

@@ -116,6 +116,8 @@ _INTEGER_RESOURCES = frozenset(
     )
 )
 _QOS_RESOURCES = frozenset(("cpu", "memory"))
+# resourcehelper.SupportedPodLevelResources(), as sets.List orders it.
+_POD_LEVEL_RESOURCES = ["cpu", "hugepages-", "memory"]
 HUGEPAGES_PREFIX = "hugepages-"
 
 
@@ -165,8 +167,9 @@ def _is_integer_resource(name: str) -> bool:
     return name in _INTEGER_RESOURCES or is_extended_resource(name)
 
 
-def _resource_name_errors(name: str, path: str) -> list[FieldError]:
-    """validateContainerResourceName (with validateResourceName)."""
+def _resource_name_errors(name: str, path: str, pod_level: bool = False) -> list[FieldError]:
+    """validateContainerResourceName, or with `pod_level` validatePodResourceName (both with
+    validateResourceName)."""
     rule = "POD-009"
     errors = [invalid(rule, path, name, problem) for problem in qualified_name_problems(name)]
     unqualified = "/" not in name
@@ -174,6 +177,10 @@ def _resource_name_errors(name: str, path: str) -> list[FieldError]:
         errors.append(
             invalid(rule, path, name, "must be a standard resource type or fully qualified")
         )
+    if pod_level:
+        if not errors and not (name in _QOS_RESOURCES or is_hugepages(name)):
+            errors.append(not_supported(rule, path, name, _POD_LEVEL_RESOURCES))
+        return errors
     if unqualified:
         if not (name in _STANDARD_CONTAINER_RESOURCES or is_hugepages(name)):
             errors.append(invalid(rule, path, name, "must be a standard resource for containers"))
@@ -242,7 +249,7 @@ def _items(entries: dict[str, Any]) -> tuple[tuple[str, _Scalar], ...] | None:
 
 
 def check_resources(
-    resources: Any, path: str, create: bool, indivisible_ok: bool = False
+    resources: Any, path: str, create: bool, indivisible_ok: bool = False, pod_level: bool = False
 ) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
     requirements = _dict(resources)
@@ -253,8 +260,10 @@ def check_resources(
     limits_items, requests_items = _items(limits_raw), _items(requests_raw)
     if limits_items is not None and requests_items is not None:
         # Manifests repeat the same few resource blocks: each is judged once per path.
-        return list(_cached_resources(limits_items, requests_items, path, create, indivisible_ok))
-    return _check_resources(limits_raw, requests_raw, path, create, indivisible_ok)
+        return list(
+            _cached_resources(limits_items, requests_items, path, create, indivisible_ok, pod_level)
+        )
+    return _check_resources(limits_raw, requests_raw, path, create, indivisible_ok, pod_level)
 
 
 @lru_cache(maxsize=4096)
@@ -264,8 +273,11 @@ def _cached_resources(
     path: str,
     create: bool,
     indivisible_ok: bool,
+    pod_level: bool,
 ) -> tuple[FieldError, ...]:
-    return tuple(_check_resources(dict(limits), dict(requests), path, create, indivisible_ok))
+    return tuple(
+        _check_resources(dict(limits), dict(requests), path, create, indivisible_ok, pod_level)
+    )
 
 
 def _check_resources(
@@ -274,6 +286,7 @@ def _check_resources(
     path: str,
     create: bool,
     indivisible_ok: bool,
+    pod_level: bool = False,
 ) -> list[FieldError]:
     """The checks themselves, on the two maps."""
     errors: list[FieldError] = []
@@ -283,14 +296,14 @@ def _check_resources(
     qos, hugepages = False, False
     for name in limits_raw:
         entry = f"{limits_path}[{name}]"
-        errors += _resource_name_errors(name, entry)
+        errors += _resource_name_errors(name, entry, pod_level)
         if name in limits:
             errors += _quantity_value_errors(name, limits[name], entry, indivisible_ok)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
     for name in requests_raw:
         entry = f"{requests_path}[{name}]"
-        errors += _resource_name_errors(name, entry)
+        errors += _resource_name_errors(name, entry, pod_level)
         if name in requests:
             errors += _quantity_value_errors(name, requests[name], entry, indivisible_ok)
             errors += _request_against_limit(name, requests[name], limits, limits_raw, path)
@@ -326,6 +339,115 @@ def _request_against_limit(
         detail = f"must be less than or equal to {name} limit of {limit}"
         return [invalid(rule, f"{path}.requests", str(request), detail)]
     return []
+
+
+# --- pod-level resources (PodLevelResources, from 1.34) --------------------------------------------
+
+
+def validate_pod_resources(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validatePodResources: the pod's own `resources` (`path` is the pod spec's)."""
+    resources = spec.get("resources")
+    if resources is None or not isinstance(resources, dict):
+        return []
+    at = f"{path}.resources"
+    if _dict(spec.get("os")).get("name") == "windows":
+        return [forbidden("POD-010", at, "may not be set for a windows pod")]
+    errors: list[FieldError] = []
+    if resources.get("claims") is not None:
+        detail = "claims may not be set for Resources at pod-level"
+        errors.append(forbidden("POD-010", f"{at}.claims", detail))
+    errors += check_resources(
+        resources, at, True, options.allow_indivisible_huge_pages_values, pod_level=True
+    )
+    return errors + validate_pod_resource_consistency(spec, resources, at)
+
+
+def _quantities(entries: Any) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
+    for name, raw in _dict(entries).items():
+        if isinstance(raw, str | int | float) and not isinstance(raw, bool):
+            try:
+                out[name] = quantity_of(raw)
+            except QuantityError:
+                continue  # reported by the decoder and POD-009
+    return out
+
+
+def _add(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+    """addResourceList (a sum keeps the first quantity's format, as Quantity.Add does)."""
+    for name, quantity in more.items():
+        found = total.get(name)
+        total[name] = (
+            quantity if found is None else Quantity(found.value + quantity.value, found.format)
+        )
+
+
+def _max(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+    """maxResourceList."""
+    for name, quantity in more.items():
+        found = total.get(name)
+        if found is None or quantity.compare(found) > 0:
+            total[name] = quantity
+
+
+def aggregate_container_resources(spec: dict[str, Any], kind: str) -> dict[str, Quantity]:
+    """resourcehelper.AggregateContainerRequests or ...Limits (`kind` "requests" or
+    "limits") of a template: the containers' sum, then the init containers' peak (each with the
+    restartable init containers before it), sidecars added to the sum."""
+    result: dict[str, Quantity] = {}
+    for container in _list(spec.get("containers")):
+        _add(result, _quantities(_dict(_dict(container).get("resources")).get(kind)))
+    sidecars: dict[str, Quantity] = {}
+    init_peak: dict[str, Quantity] = {}
+    for container in _list(spec.get("initContainers")):
+        container = _dict(container)
+        own = _quantities(_dict(container.get("resources")).get(kind))
+        if container.get("restartPolicy") == "Always":
+            _add(result, own)
+            _add(sidecars, own)
+            use = dict(sidecars)
+        else:
+            use = dict(own)
+            _add(use, sidecars)
+        _max(init_peak, use)
+    _max(result, init_peak)
+    return result
+
+
+def validate_pod_resource_consistency(
+    spec: dict[str, Any], resources: dict[str, Any], path: str
+) -> list[FieldError]:
+    """validatePodResourceConsistency (`path` is the pod's resources'). Upstream walks the
+    aggregate maps in Go's random order; here the resources are taken in name order."""
+    rule = "POD-010"
+    errors: list[FieldError] = []
+    pod_requests = _quantities(resources.get("requests"))
+    pod_limits = _quantities(resources.get("limits"))
+    aggregate = aggregate_container_resources(spec, "requests")
+    for name in sorted(aggregate):
+        own = pod_requests.get(name)
+        if own is not None and aggregate[name].compare(own) > 0:
+            detail = f"must be greater than or equal to aggregate container requests of {aggregate[name]}"
+            errors.append(invalid(rule, f"{path}.requests[{name}]", str(own), detail))
+    aggregate = aggregate_container_resources(spec, "limits")
+    for name in sorted(aggregate):
+        own = pod_limits.get(name)
+        if is_hugepages(name) and own is not None and aggregate[name].compare(own) > 0:
+            detail = (
+                f"must be greater than or equal to aggregate container limits of {aggregate[name]}"
+            )
+            errors.append(invalid(rule, f"{path}.limits[{name}]", str(own), detail))
+    for index, container in enumerate(_list(spec.get("containers"))):
+        limits = _quantities(_dict(_dict(container).get("resources")).get("limits"))
+        for name in sorted(limits):
+            own = pod_limits.get(name)
+            if own is not None and limits[name].compare(own) > 0:
+                detail = f"must be less than or equal to pod limits of {own}"
+                at = f"{path}.containers[{index}][{name}].limits"
+                errors.append(invalid(rule, at, str(limits[name]), detail))
+    return errors
 
 
 # --- containers ----------------------------------------------------------------------------------
@@ -573,6 +695,8 @@ def check_pod_template(
     errors += _check_containers(containers, pod, f"{at}.containers", create)
     init = _list(spec.get("initContainers"))
     errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
+    if options.pod_level_resources and "resources" in spec:
+        errors += validate_pod_resources(spec, at, options)
     errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
     if annotations and isinstance(annotations, dict):
         errors += validate_seccomp_annotations_and_fields(meta, spec, at)
