@@ -78,9 +78,16 @@ def dns1123_label_problems(value: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-@lru_cache(maxsize=4096)
 def dns1123_subdomain_problems(value: str) -> tuple[str, ...]:
-    """IsDNS1123Subdomain."""
+    """IsDNS1123Subdomain (cached for the strings a valid one can be: a client's megabyte
+    strings are judged, never kept)."""
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        return _dns1123_subdomain_problems.__wrapped__(value)
+    return _dns1123_subdomain_problems(value)
+
+
+@lru_cache(maxsize=4096)
+def _dns1123_subdomain_problems(value: str) -> tuple[str, ...]:
     problems: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         problems.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
@@ -143,9 +150,20 @@ _QUALIFIED_NAME_MSG = (
 )
 
 
-@lru_cache(maxsize=4096)
+# The longest valid qualified name: a subdomain prefix, '/', a 63-character name.
+MAX_QUALIFIED_NAME_LENGTH = DNS1123_SUBDOMAIN_MAX_LENGTH + 1 + 63
+
+
 def qualified_name_problems(value: str) -> tuple[str, ...]:
-    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
+    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63
+    (cached only for strings a valid name can be)."""
+    if len(value) > MAX_QUALIFIED_NAME_LENGTH:
+        return _qualified_name_problems.__wrapped__(value)
+    return _qualified_name_problems(value)
+
+
+@lru_cache(maxsize=4096)
+def _qualified_name_problems(value: str) -> tuple[str, ...]:
     problems: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -177,9 +195,15 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
-@lru_cache(maxsize=2048)
 def label_value_problems(value: str) -> tuple[str, ...]:
-    """IsValidLabelValue."""
+    """IsValidLabelValue (cached only for strings a valid value can be)."""
+    if len(value) > 63:
+        return _label_value_problems.__wrapped__(value)
+    return _label_value_problems(value)
+
+
+@lru_cache(maxsize=4096)
+def _label_value_problems(value: str) -> tuple[str, ...]:
     problems: list[str] = []
     if len(value) > 63:
         problems.append("must be no more than 63 characters")

@@ -16,7 +16,7 @@ from jobguard.validators.model import (
     JobSpec,
     PodConditionsPattern,
 )
-from jobguard.validators.rules.metadata_update import qualified_name_problem
+from jobguard.validators.rules.metadata_update import key_problems
 from jobguard.validators.strategy import SpecOptions
 
 MAX_RULES = 20
@@ -95,7 +95,7 @@ def _pod_conditions(
     for k, condition in enumerate(conditions):
         cpath = f"{path}[{k}]"
         ctype = condition.type
-        if (problem := qualified_name_problem(ctype)) is not None:
+        for problem in key_problems(ctype):
             errors.append(invalid(RULE, f"{cpath}.type", ctype, problem))
         # The Job defaulter sets an empty status to "True"; CronJob templates are not defaulted.
         status = condition.status or ""
