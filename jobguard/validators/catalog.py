@@ -1464,7 +1464,7 @@ RULES: tuple[RuleInfo, ...] = (
         "POD-015",
         "pod",
         "volume sources: one per volume, each valid (configMap, secret, emptyDir, hostPath, persistentVolumeClaim, projected, downwardAPI, csi, ephemeral, nfs, gitRepo, image)",
-        source=f"{_CORE}: validateVolumeSource, validateHostPathVolumeSource, validateGitRepoVolumeSource, validateSecretVolumeSource, validateConfigMapVolumeSource, validateKeyToPath, ValidateLocalNonReservedPath, validateNFSVolumeSource, validatePersistentClaimVolumeSource, validateDownwardAPIVolumeSource, validateDownwardAPIVolumeFile, validateProjectedVolumeSource, validateProjectionSources, validateCSIVolumeSource, validateEphemeralVolumeSource, ValidatePersistentVolumeClaimSpec, validateImageVolumeSource",
+        source=f"{_CORE}: validateVolumeSource, validateHostPathVolumeSource, validateGitRepoVolumeSource, validateSecretVolumeSource, validateConfigMapVolumeSource, validateKeyToPath, ValidateLocalNonReservedPath, validateNFSVolumeSource, validatePersistentClaimVolumeSource, validateDownwardAPIVolumeSource, validateDownwardAPIVolumeFile, validateProjectedVolumeSource, validateProjectionSources, validateCSIVolumeSource, validateEphemeralVolumeSource, ValidatePersistentVolumeClaimTemplate, ValidateTemplateObjectMeta, ValidatePersistentVolumeClaimSpec, validateDataSource, validateDataSourceRef, validateImageVolumeSource",
         checked_in=_in(
             "pod_volumes",
             "_non_reserved_path",
@@ -1472,6 +1472,8 @@ RULES: tuple[RuleInfo, ...] = (
             "_downward_file",
             "_named_source",
             "_projected",
+            "validate_template_object_meta",
+            "_data_source",
             "_claim_template",
             "_one_source",
             "_csi",

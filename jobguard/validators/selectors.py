@@ -1,4 +1,7 @@
-"""Kubernetes LabelSelector: matching (metav1.LabelSelectorAsSelector) and validation."""
+"""Kubernetes LabelSelector: matching (metav1.LabelSelectorAsSelector) and validation.
+
+Upstream: `k8s.io/apimachinery/pkg/apis/meta/v1/validation` and `pkg/labels`, k8s.io/apimachinery v0.37.2 (kubernetes v1.37.2).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Validation options, built once per request from the old and new Job, the way upstream's
 `pkg/registry/batch/job/strategy.go` builds them (`validationOptionsForJob`,
 `getStatusValidationOptions`). Rules read these flags and never work them out themselves.
+
+Upstream: `pkg/registry/batch/job/strategy.go` and `pkg/api/pod/util.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ GATES: dict[str, str | None] = {
     "PodLevelResources": "1.34",  # beta 1.34: pod-level resources (dropped before)
     "DynamicResourceAllocation": "1.34",  # GA 1.34: resourceClaims (dropped before)
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": "1.34",  # beta 1.34
+    "VolumeAttributesClass": "1.34",  # GA 1.34: a claim template's volumeAttributesClassName
     "ContainerRestartRules": "1.35",  # beta 1.35: container restartPolicy and rules
     "EnvFiles": "1.35",  # beta 1.35: fileKeyRef
     "ImageVolume": "1.35",  # beta on 1.35 (dropped before)

@@ -5,6 +5,8 @@ One pass over the template, in upstream's order: template labels and annotations
 volumes, containers, then init containers. Values of the wrong JSON type are left to decoding
 and the schema rules (SC): a rule here judges only what the API server could have decoded.
 Fields the API server defaults (imagePullPolicy, port protocol) are judged as defaulted.
+
+Upstream: `pkg/apis/core/validation/validation.go` (ValidatePodTemplateSpec, ValidatePodSpec, validateContainers, validateResourceRequirements, validatePodResources), kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """What the pod-template modules share: upstream's PodValidationOptions of a CREATE (the
-update-time ones are built in `pod_options_update`), JSON accessors that read a field as Go
-decodes it, and apimachinery's small validators."""
+update-time ones are built in `pod_util`), JSON accessors that read a field as Go
+decodes it, and apimachinery's small validators.
+
+Upstream: `pkg/apis/core/validation/validation.go` (PodValidationOptions), kubernetes v1.37.2 (git tag v1.37.2); gate defaults from versions.py.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +50,8 @@ class PodOptions:
     """AllowMatchLabelKeysInPodTopologySpreadSelectorMerge."""
     toleration_operators_listed: bool
     """ValidateTolerations knows Lt and Gt (from 1.35) and lists them as supported."""
+    volume_attributes_class: bool
+    """An ephemeral volume's volumeAttributesClassName is judged (EnableVolumeAttributesClass)."""
     # --- relaxations from the stored template (UPDATE) ---
     allow_taint_toleration_comparison_operators: bool = False
     allow_only_recursive_se_linux_change_policy: bool = True
@@ -83,6 +88,7 @@ def pod_options(version: str = DEFAULT_VERSION) -> PodOptions:
         hostname_override=release.gate("HostnameOverride"),
         topology_selector_merge=release.gate("MatchLabelKeysInPodTopologySpreadSelectorMerge"),
         toleration_operators_listed=release.has("TolerationComparisonOperatorsListed"),
+        volume_attributes_class=release.gate("VolumeAttributesClass"),
         allow_taint_toleration_comparison_operators=release.gate(
             "TaintTolerationComparisonOperators"
         ),

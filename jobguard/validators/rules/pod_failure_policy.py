@@ -1,4 +1,7 @@
-"""JS-008: `spec.podFailurePolicy` structure (upstream `validatePodFailurePolicy`)."""
+"""JS-008: `spec.podFailurePolicy` structure (upstream `validatePodFailurePolicy`).
+
+Upstream: `pkg/apis/batch/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """POD-020 (node selector and affinity), POD-021 (tolerations), POD-022 (topology spread) and
 POD-024 (the pod's scalar fields): upstream's validateAffinity, ValidateTolerations,
 validateTopologySpreadConstraints and the scalar checks of ValidatePodSpec, each
-`(value, path, options) -> list[FieldError]`."""
+`(value, path, options) -> list[FieldError]`.
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ validateLinux and validateWindows, each `(value, path, options) -> list[FieldErr
 
 Not covered: `privileged` and hostProcess containers "disallowed by cluster policy" (an API
 server flag, taken as allowing them).
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Generated labels and selectors (TM-005..TM-007) and pod template mutability (TM-001..TM-004)
-for batch/v1 Jobs, on the Job as sent (`JobJson`); docs/RULES.md, "Pod template and selectors (TM)"."""
+for batch/v1 Jobs, on the Job as sent (`JobJson`); docs/RULES.md, "Pod template and selectors (TM)".
+
+Upstream: `pkg/apis/batch/validation/validation.go` (validateGeneratedSelector, ValidateJobSpec's selector checks, validatePodTemplateUpdate), kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 
