@@ -110,3 +110,32 @@ def test_the_generated_selector_is_checked_on_update_only_before_1_37() -> None:
     changed["metadata"]["labels"] = {"team": "a"}
     assert [c[0] for c in causes(update(changed, stored, settings("1.36")))] == ["TM-005"]
     assert causes(update(changed, stored, settings("1.37"))) == []
+
+
+def test_share_process_namespace_with_host_pid_moved_in_1_37() -> None:
+    """1.37 validateShareProcessNamespace: after the pod security context, at the pod spec's
+    path (before: inside validatePodSpecSecurityContext, under securityContext)."""
+    from tests.builders import create, detailed_causes
+    from tests.pod_cases import job as pod_job
+
+    obj = pod_job(
+        shareProcessNamespace=True,
+        hostPID=True,
+        securityContext={"fsGroupChangePolicy": "Sometimes"},
+    )
+    share = "Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled"
+    fs = 'Unsupported value: "Sometimes": supported values: "Always", "OnRootMismatch"'
+    s = "spec.template.spec"
+
+    def found(version: str) -> list[tuple[str, str]]:
+        causes = detailed_causes(create(obj, settings(version)))
+        return [(c[1], c[3]) for c in causes if c[0] == "POD-018"]
+
+    assert found("1.36") == [
+        (f"{s}.securityContext.shareProcessNamespace", share),
+        (f"{s}.securityContext.fsGroupChangePolicy", fs),
+    ]
+    assert found("1.37") == [
+        (f"{s}.securityContext.fsGroupChangePolicy", fs),
+        (f"{s}.shareProcessNamespace", share),
+    ]

@@ -1508,7 +1508,7 @@ RULES: tuple[RuleInfo, ...] = (
         "POD-018",
         "pod",
         "pod and container security contexts, user namespaces",
-        source=f"{_CORE}: validatePodSpecSecurityContext, validateSysctls, ValidateHostSysctl, validateFSGroupChangePolicy, validateSupplementalGroupsPolicy, validateSELinuxChangePolicy, ValidateSecurityContext, ValidateProcMountType, validateSeccompProfileField, ValidateAppArmorProfileField, validateWindowsSecurityContextOptions, validateWindowsHostProcessPod, validateHostUsers",
+        source=f"{_CORE}: validatePodSpecSecurityContext, validateSysctls, ValidateHostSysctl, validateFSGroupChangePolicy, validateSupplementalGroupsPolicy, validateSELinuxChangePolicy, ValidateSecurityContext, ValidateProcMountType, validateSeccompProfileField, ValidateAppArmorProfileField, validateWindowsSecurityContextOptions, validateWindowsHostProcessPod, validateShareProcessNamespace, validateHostUsers",
         checked_in=_in(
             "pod_security",
             "_id",
@@ -1519,6 +1519,7 @@ RULES: tuple[RuleInfo, ...] = (
             "check_container_security_context",
             "validate_windows_security_context_options",
             "validate_windows_host_process_pod",
+            "validate_share_process_namespace",
             "check_host_users",
         ),
         at_rest=_STORED_SPEC,

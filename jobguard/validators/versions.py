@@ -59,6 +59,9 @@ CHANGES: dict[str, str] = {
     # Job spec is validated once on UPDATE, with no create-style metadata or generated-selector
     # check.
     "JobUpdateValidatedOnce": "1.37",
+    # ValidatePodSpec checks shareProcessNamespace with hostPID after the whole pod security
+    # context (validateShareProcessNamespace), no longer in its middle: the order of causes.
+    "ShareProcessNamespaceAfterSecurityContext": "1.37",
     # GetValidationOptionsFromPodSpecAndMeta's relaxations that came with a field or a gate:
     # the release from which the stored template's use of it keeps it allowed.
     "EnvFilesOption": "1.34",

@@ -50,6 +50,8 @@ class PodOptions:
     """AllowMatchLabelKeysInPodTopologySpreadSelectorMerge."""
     toleration_operators_listed: bool
     """ValidateTolerations knows Lt and Gt (from 1.35) and lists them as supported."""
+    share_process_namespace_last: bool
+    """validateShareProcessNamespace after the pod security context (1.37), not inside it."""
     volume_attributes_class: bool
     """An ephemeral volume's volumeAttributesClassName is judged (EnableVolumeAttributesClass)."""
     # --- relaxations from the stored template (UPDATE) ---
@@ -89,6 +91,7 @@ def pod_options(version: str = DEFAULT_VERSION) -> PodOptions:
         topology_selector_merge=release.gate("MatchLabelKeysInPodTopologySpreadSelectorMerge"),
         toleration_operators_listed=release.has("TolerationComparisonOperatorsListed"),
         volume_attributes_class=release.gate("VolumeAttributesClass"),
+        share_process_namespace_last=release.has("ShareProcessNamespaceAfterSecurityContext"),
         allow_taint_toleration_comparison_operators=release.gate(
             "TaintTolerationComparisonOperators"
         ),

@@ -145,9 +145,9 @@ def check_pod_security_context(
     errors += _id(context.get("runAsGroup"), f"{at}.runAsGroup")
     for index, group in enumerate(as_list(context.get("supplementalGroups"))):
         errors += _id(group, f"{at}.supplementalGroups[{index}]")
-    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
-        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
-        errors.append(invalid(rule, f"{at}.shareProcessNamespace", True, detail))
+    if not options.share_process_namespace_last:
+        # Before 1.37 inside validatePodSpecSecurityContext, at its path.
+        errors += validate_share_process_namespace(spec, at)
     names: set[str] = set()
     for index, sysctl in enumerate(as_list(context.get("sysctls"))):
         name = text(as_dict(sysctl).get("name"))
@@ -178,7 +178,18 @@ def check_pod_security_context(
         errors += _enum(context, "seLinuxChangePolicy", ["Recursive"], at)
     else:
         errors += _enum(context, "seLinuxChangePolicy", ["MountOption", "Recursive"], at)
+    if options.share_process_namespace_last:
+        errors += validate_share_process_namespace(spec, path)
     return errors
+
+
+def validate_share_process_namespace(spec: dict[str, Any], path: str) -> list[FieldError]:
+    """validateShareProcessNamespace (`path`: the pod spec's from 1.37, the security
+    context's before)."""
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        detail = "ShareProcessNamespace and HostPID cannot both be enabled"
+        return [invalid("POD-018", f"{path}.shareProcessNamespace", True, detail)]
+    return []
 
 
 def _enum(context: dict[str, Any], name: str, supported: list[str], path: str) -> list[FieldError]:
