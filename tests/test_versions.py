@@ -139,3 +139,19 @@ def test_share_process_namespace_with_host_pid_moved_in_1_37() -> None:
         (f"{s}.securityContext.fsGroupChangePolicy", fs),
         (f"{s}.shareProcessNamespace", share),
     ]
+
+
+def test_a_windows_pod_s_host_namespace_fields_moved_in_1_37() -> None:
+    """validateWindows: 1.37 checks hostPID after the security context's fields."""
+    from tests.builders import create, detailed_causes
+    from tests.pod_cases import job as pod_job
+
+    obj = pod_job(os={"name": "windows"}, hostPID=True, securityContext={"runAsUser": 1})
+    s = "spec.template.spec"
+
+    def paths(version: str) -> list[str]:
+        causes = detailed_causes(create(obj, settings(version)))
+        return [c[1] for c in causes if c[0] == "POD-019"]
+
+    assert paths("1.36") == [f"{s}.hostPID", f"{s}.securityContext.runAsUser"]
+    assert paths("1.37") == [f"{s}.securityContext.runAsUser", f"{s}.hostPID"]

@@ -59,8 +59,10 @@ CHANGES: dict[str, str] = {
     # Job spec is validated once on UPDATE, with no create-style metadata or generated-selector
     # check.
     "JobUpdateValidatedOnce": "1.37",
-    # ValidatePodSpec checks shareProcessNamespace with hostPID after the whole pod security
-    # context (validateShareProcessNamespace), no longer in its middle: the order of causes.
+    # The host namespace fields left the internal PodSecurityContext: ValidatePodSpec checks
+    # shareProcessNamespace with hostPID after the whole pod security context
+    # (validateShareProcessNamespace, at spec.shareProcessNamespace), and validateWindows the
+    # host fields after the security context's.
     "ShareProcessNamespaceAfterSecurityContext": "1.37",
     # GetValidationOptionsFromPodSpecAndMeta's relaxations that came with a field or a gate:
     # the release from which the stored template's use of it keeps it allowed.

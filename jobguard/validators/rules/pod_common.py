@@ -51,7 +51,8 @@ class PodOptions:
     toleration_operators_listed: bool
     """ValidateTolerations knows Lt and Gt (from 1.35) and lists them as supported."""
     share_process_namespace_last: bool
-    """validateShareProcessNamespace after the pod security context (1.37), not inside it."""
+    """validateShareProcessNamespace after the pod security context (1.37), not inside it; and
+    validateWindows's host namespace fields after the security context's."""
     volume_attributes_class: bool
     """An ephemeral volume's volumeAttributesClassName is judged (EnableVolumeAttributesClass)."""
     # --- relaxations from the stored template (UPDATE) ---

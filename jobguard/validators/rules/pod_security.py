@@ -275,6 +275,27 @@ _WINDOWS_POD_FIELDS = (
     "supplementalGroupsPolicy",
     "seLinuxChangePolicy",
 )
+_WINDOWS_HOST_FIELDS = ("hostUsers", "hostPID", "hostIPC", "shareProcessNamespace")
+# validateWindows's order: from 1.37 the host namespace fields follow the security context's
+# (the internal fields moved out of it); before, they sat among them.
+_WINDOWS_POD_ORDER = _WINDOWS_POD_FIELDS + _WINDOWS_HOST_FIELDS
+_WINDOWS_POD_ORDER_1_36 = (
+    "appArmorProfile",
+    "seLinuxOptions",
+    "hostUsers",
+    "hostPID",
+    "hostIPC",
+    "seccompProfile",
+    "fsGroup",
+    "fsGroupChangePolicy",
+    "sysctls",
+    "shareProcessNamespace",
+    "runAsUser",
+    "runAsGroup",
+    "supplementalGroups",
+    "supplementalGroupsPolicy",
+    "seLinuxChangePolicy",
+)
 _WINDOWS_CONTAINER_FIELDS = (
     "appArmorProfile",
     "seLinuxOptions",
@@ -323,16 +344,18 @@ def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Field
                 errors.append(forbidden(rule, f"{at}.securityContext.windowsOptions", detail))
         return errors
     detail = "cannot be set for a windows pod"
-    for field_name in _WINDOWS_POD_FIELDS:
+    order = _WINDOWS_POD_ORDER if options.share_process_namespace_last else _WINDOWS_POD_ORDER_1_36
+    for field_name in order:
+        if field_name in _WINDOWS_HOST_FIELDS:
+            value = spec.get(field_name)
+            if value is True or (
+                field_name in ("hostUsers", "shareProcessNamespace") and value is not None
+            ):
+                errors.append(forbidden(rule, f"{path}.{field_name}", detail))
+            continue
         value = context.get(field_name)
         if value is not None and value != []:
             errors.append(forbidden(rule, f"{path}.securityContext.{field_name}", detail))
-    for field_name in ("hostUsers", "hostPID", "hostIPC", "shareProcessNamespace"):
-        value = spec.get(field_name)
-        if value is True or (
-            field_name in ("hostUsers", "shareProcessNamespace") and value is not None
-        ):
-            errors.append(forbidden(rule, f"{path}.{field_name}", detail))
     for container, at in _containers_with_paths(spec, path):
         container_context = as_dict(container.get("securityContext"))
         for field_name in _WINDOWS_CONTAINER_FIELDS:
