@@ -285,3 +285,36 @@ def test_a_manual_selector_keeps_an_invalid_value_it_already_holds() -> None:
     changed = copy.deepcopy(stored)
     changed["metadata"]["labels"] = {"team": "a"}
     assert [c for c in detailed_causes(update(changed, stored, settings("1.37")))] == []
+
+
+def test_match_label_keys_legacy_check_relaxed_by_the_stored_template_in_1_33() -> None:
+    """1.33 (MatchLabelKeysInPodTopologySpreadSelectorMerge off): the legacy
+    ValidateMatchLabelKeysInTopologySpread, unless the stored template fails it
+    (OldPodViolatesLegacyMatchLabelKeysValidation: the preferred check then)."""
+    fields = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "x"}},
+                "matchLabelKeys": ["app"],
+            }
+        ]
+    }
+    expected = [
+        (
+            "POD-022",
+            f"{CJ}.topologySpreadConstraints[0].matchLabelKeys[0]",
+            "FieldValueInvalid",
+            'Invalid value: "app": exists in both matchLabelKeys and labelSelector',
+        )
+    ]
+    plain = cronjob()
+    held = _with(plain, fields, True)
+    assert _pod_errors(update(held, plain, settings("1.33"), kind="CronJob")) == expected
+    edited = copy.deepcopy(held)
+    edited["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]["v"] = "2"
+    assert _pod_errors(update(edited, held, settings("1.33"), kind="CronJob")) == []
+    # From 1.34 the preferred check: a key of matchLabels only is no conflict.
+    assert _pod_errors(update(held, plain, settings("1.34"), kind="CronJob")) == []

@@ -63,6 +63,7 @@ class PodOptions:
     allow_invalid_label_value_in_required_node_affinity: bool = False
     allow_invalid_topology_spread_constraint_label_selector: bool = False
     old_pod_violates_match_label_keys_validation: bool = False
+    old_pod_violates_legacy_match_label_keys_validation: bool = False
     allow_non_local_projected_token_path: bool = False
     allow_namespaced_sysctls_for_host_net_and_host_ipc: bool = False
     allow_user_namespaces_with_volume_devices: bool = False

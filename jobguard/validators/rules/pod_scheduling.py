@@ -425,7 +425,10 @@ def _spread_match_label_keys(
     1.33, the preferred one from 1.34 unless the stored template fails it."""
     keys = _str_list(constraint.get("matchLabelKeys"))
     selector = _selector_or_none(constraint.get("labelSelector"))
-    if options.topology_selector_merge and not options.old_pod_violates_match_label_keys_validation:
+    merge = options.topology_selector_merge
+    if (merge and not options.old_pod_violates_match_label_keys_validation) or (
+        not merge and options.old_pod_violates_legacy_match_label_keys_validation
+    ):
         return validate_match_label_keys_and_mismatch_label_keys(
             "POD-022", path, keys, [], selector
         )

@@ -27,6 +27,7 @@ from jobguard.validators.rules.pod_common import (
 )
 from jobguard.validators.rules.pod_scheduling import (
     validate_match_label_keys_and_mismatch_label_keys,
+    validate_match_label_keys_in_topology_spread,
 )
 from jobguard.validators.rules.pod_security import validate_host_sysctl
 from jobguard.validators.selectors import validate_label_selector
@@ -82,6 +83,10 @@ def get_validation_options_from_pod_spec_and_meta(
         if base.topology_selector_merge:
             changes["old_pod_violates_match_label_keys_validation"] = (
                 has_invalid_topology_spread_constrain_match_label_keys(old)
+            )
+        else:
+            changes["old_pod_violates_legacy_match_label_keys_validation"] = (
+                has_legacy_invalid_topology_spread_constrain_match_label_keys(old)
             )
         changes["allow_non_local_projected_token_path"] = has_non_local_projected_token_path(old)
         changes["allow_namespaced_sysctls_for_host_net_and_host_ipc"] = any(
@@ -232,6 +237,17 @@ def has_invalid_topology_spread_constrain_match_label_keys(spec: dict[str, Any])
         selector = constraint.get("labelSelector")
         selector = selector if isinstance(selector, dict) else None
         if validate_match_label_keys_and_mismatch_label_keys("", "", keys, [], selector):
+            return True
+    return False
+
+
+def has_legacy_invalid_topology_spread_constrain_match_label_keys(spec: dict[str, Any]) -> bool:
+    for constraint in as_list(spec.get("topologySpreadConstraints")):
+        constraint = as_dict(constraint)
+        keys = [k for k in as_list(constraint.get("matchLabelKeys")) if isinstance(k, str)]
+        selector = constraint.get("labelSelector")
+        selector = selector if isinstance(selector, dict) else None
+        if validate_match_label_keys_in_topology_spread("", "", keys, selector):
             return True
     return False
 
