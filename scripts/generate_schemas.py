@@ -24,9 +24,13 @@ from typing import Any
 
 import kubernetes_validate
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from jobguard.validators.versions import RELEASES
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "jobguard" / "validators" / "schemas"
-VERSIONS = ("1.33", "1.34", "1.35", "1.36")
+# The supported releases, written once (jobguard/validators/versions.py).
+VERSIONS = RELEASES
 KINDS = {"Job": "job-batch-v1.json", "CronJob": "cronjob-batch-v1.json"}
 BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 # (definition, property): why the API server accepts the object without it.

@@ -567,7 +567,8 @@ def test_a_missing_default_kubeconfig_is_named(
 
 
 @pytest.mark.parametrize(
-    ("minor", "version", "warned"), [("36", "1.36", False), ("30", "1.33", True)]
+    ("minor", "version", "warned"),
+    [("36", "1.36", False), ("37", "1.37", False), ("30", "1.33", True), ("39", "1.37", True)],
 )
 def test_kubernetes_version_auto(
     capsys: pytest.CaptureFixture[str],
@@ -584,7 +585,7 @@ def test_kubernetes_version_auto(
     path.write_text("kubernetesVersion: auto\n")
     _, out, _ = run(capsys, "--kubeconfig", kubeconfig, "--config", str(path))
     assert out.splitlines()[-1].endswith(f"with the semantics of Kubernetes {version}")
-    assert ("does not support" in caplog.text) is warned
+    assert ("than every release jobguard knows" in caplog.text) is warned
 
 
 def test_offline_commands_say_what_auto_means(

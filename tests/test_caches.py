@@ -25,13 +25,7 @@ from jobguard.validators.names import (
 )
 from jobguard.validators.pipeline import _JOB_SPEC_ERRORS, _job_context, job_errors
 from jobguard.validators.quantity import QuantityError, parse_quantity
-from jobguard.validators.rules.metadata_update import (
-    _cached_label_value_problem,
-    _cached_qualified_name_problem,
-    check_labels_and_annotations,
-    label_value_problem,
-    qualified_name_problem,
-)
+from jobguard.validators.rules.metadata_update import check_labels_and_annotations
 from tests.builders import causes, create, cronjob, job, manifest, update
 from tests.reviews import review
 
@@ -66,23 +60,23 @@ def test_memo_never_keeps_a_key_larger_than_its_budget() -> None:
 
 
 def test_distinct_megabyte_label_keys_are_judged_but_not_kept() -> None:
-    before_keys = _cached_qualified_name_problem.cache_info().currsize
-    before_values = _cached_label_value_problem.cache_info().currsize
+    before_keys = qualified_name_problems.cache_info().currsize
+    before_values = label_value_problems.cache_info().currsize
     for i in range(20):
         key = f"{i:04d}" + "k" * MiB
-        assert qualified_name_problem(key) == "name part must be no more than 63 characters"
-        assert label_value_problem("v" * MiB) == "must be no more than 63 characters"
+        assert qualified_name_problems(key) == ("name part must be no more than 63 characters",)
+        assert label_value_problems("v" * MiB) == ("must be no more than 63 characters",)
         errors = check_labels_and_annotations({"annotations": {key: "x"}}, None, "metadata", None)
         assert [(e.rule, e.path, e.type.reason) for e in errors] == [
             ("IM-008", "metadata.annotations", "FieldValueInvalid"),  # the key
             ("IM-008", "metadata.annotations", "FieldValueTooLong"),  # over 256 KiB in all
         ]
-    assert _cached_qualified_name_problem.cache_info().currsize == before_keys
-    assert _cached_label_value_problem.cache_info().currsize == before_values
+    assert qualified_name_problems.cache_info().currsize == before_keys
+    assert label_value_problems.cache_info().currsize == before_values
     # Short strings, the ones that repeat on every request, are still cached.
-    assert qualified_name_problem("batch.kubernetes.io/job-name") is None
-    assert qualified_name_problem("batch.kubernetes.io/job-name") is None
-    assert _cached_qualified_name_problem.cache_info().hits >= 1
+    assert qualified_name_problems("batch.kubernetes.io/job-name") == ()
+    assert qualified_name_problems("batch.kubernetes.io/job-name") == ()
+    assert qualified_name_problems.cache_info().hits >= 1
 
 
 def test_index_string_cache_stays_within_its_bytes() -> None:

@@ -6,6 +6,7 @@ or rendered from the command's output) and the chart's other safety defaults."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
@@ -263,9 +264,12 @@ def test_optional_service_monitor_and_network_policy() -> None:
 
 def test_kube_version_matches_the_supported_versions() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
-    lowest, highest = SUPPORTED_VERSIONS[0], SUPPORTED_VERSIONS[-1]
-    major, minor = highest.split(".")
-    assert chart["kubeVersion"] == f">={lowest}.0-0 <{major}.{int(minor) + 1}.0-0"
+    lowest = SUPPORTED_VERSIONS[0]
+    # A lower bound only (as Kyverno's chart): a newer cluster is never refused at install.
+    assert chart["kubeVersion"] == f">={lowest}.0-0"
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    version = schema["properties"]["config"]["properties"]["kubernetesVersion"]
+    assert version["enum"] == [*SUPPORTED_VERSIONS, "auto"]
     # matchConditions are GA from 1.30: every supported version has them.
     assert tuple(int(x) for x in lowest.split(".")) >= (1, 30)
 

@@ -106,7 +106,7 @@ def test_serve_refuses_unknown_version(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert f"{config}:2: kubernetesVersion" in proc.stderr
-    assert '"1.33", "1.34", "1.35", "1.36"' in proc.stderr
+    assert '"1.33", "1.34", "1.35", "1.36", "1.37"' in proc.stderr
 
 
 @pytest.mark.parametrize(

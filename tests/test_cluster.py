@@ -26,6 +26,7 @@ from jobguard.app.cluster.client import (
     detect_version,
     in_cluster,
 )
+from jobguard.validators import SUPPORTED_VERSIONS
 from tests.apiserver import TOKEN, StandIn, serving
 from tests.builders import cronjob, job
 
@@ -181,7 +182,9 @@ def test_in_cluster_needs_the_environment_and_the_token(stand_in: StandIn, tmp_p
         ({"major": "1", "minor": "35", "gitVersion": "v1.35.1"}, "1.35", False),
         ({"major": "1", "minor": "34+", "gitVersion": "v1.34.2-gke.1"}, "1.34", False),
         ({"major": "1", "minor": "30", "gitVersion": "v1.30.0"}, "1.33", True),
-        ({"major": "1", "minor": "38", "gitVersion": "v1.38.0"}, "1.36", True),
+        ({"major": "1", "minor": "37", "gitVersion": "v1.37.2"}, "1.37", False),
+        ({"major": "1", "minor": "38", "gitVersion": "v1.38.0"}, "1.37", True),
+        ({"major": "2", "minor": "0", "gitVersion": "v2.0.0"}, "1.37", True),
         ({"major": "", "minor": "", "gitVersion": "v1.36.0"}, "1.36", False),
     ],
 )
@@ -199,8 +202,11 @@ def test_detect_version(
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert bool(warnings) is warned
     if warned:
-        assert "the nearest supported version" in warnings[0].getMessage()
-        assert chosen in warnings[0].getMessage()
+        assert len(warnings) == 1
+        newer = chosen == SUPPORTED_VERSIONS[-1]
+        expected = "the newest supported release" if newer else "the oldest supported release"
+        assert expected in warnings[0].getMessage()
+        assert f"semantics of {chosen}," in warnings[0].getMessage()
 
 
 def test_detect_version_of_an_unreadable_version(cluster: Cluster, stand_in: StandIn) -> None:

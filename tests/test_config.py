@@ -16,7 +16,7 @@ from jobguard.app.config import (
     load_config,
     parse_config,
 )
-from jobguard.validators import Enforcement
+from jobguard.validators import SUPPORTED_VERSIONS, Enforcement
 
 
 def test_defaults() -> None:
@@ -26,19 +26,19 @@ def test_defaults() -> None:
     assert settings.enabled("NE-001") and settings.enabled("NE-002")
 
 
-@pytest.mark.parametrize("version", ["1.33", "1.34", "1.35", "1.36"])
+@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
 def test_supported_versions(version: str) -> None:
     assert (
         parse_config(f"kubernetesVersion: '{version}'").to_settings().semantics.version == version
     )
 
 
-@pytest.mark.parametrize("value", ["'1.32'", "'1.37'", "1.35", "latest"])
+@pytest.mark.parametrize("value", ["'1.32'", "'1.38'", "1.35", "latest"])
 def test_unsupported_version_names_accepted_values(value: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_config(f"kubernetesVersion: {value}\n", "cfg.yaml")
     assert str(info.value).startswith("cfg.yaml:1: kubernetesVersion: ")
-    assert 'accepted values are "1.33", "1.34", "1.35", "1.36"' in str(info.value)
+    assert 'accepted values are "1.33", "1.34", "1.35", "1.36", "1.37"' in str(info.value)
 
 
 def test_rule_overrides_with_globs_and_exact_ids() -> None:
@@ -94,7 +94,7 @@ def test_every_problem_is_reported_at_once_in_line_order() -> None:
         parse_config(MISTAKES, "cfg.yaml")
     assert str(info.value).splitlines() == [
         'cfg.yaml:1: kubernetesVersion: unsupported kubernetesVersion 1.35: accepted values are "1.33", '
-        '"1.34", "1.35", "1.36"; quote it, as in kubernetesVersion: "1.35" (YAML reads an unquoted '
+        '"1.34", "1.35", "1.36", "1.37"; quote it, as in kubernetesVersion: "1.35" (YAML reads an unquoted '
         "1.35 as a number)",
         "cfg.yaml:2: enforcment: Extra inputs are not permitted; did you mean enforcement?",
         "cfg.yaml:4: rules.NE-07: 'NE-07' matches no rule ID; did you mean NE-007? `jobguard rules` "

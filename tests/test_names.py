@@ -12,7 +12,7 @@ from jobguard.validators.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
 )
-from jobguard.validators.rules.metadata_update import qualified_name_problem
+from jobguard.validators.rules.metadata_update import key_problems
 
 _names = st.text("ab0-.A_", max_size=70) | st.text("a-.", min_size=60, max_size=260)
 
@@ -33,10 +33,27 @@ def test_lengths_and_dots() -> None:
 
 
 def test_label_key_prefixes_are_subdomains() -> None:
-    assert qualified_name_problem("example.com/name") is None
-    assert qualified_name_problem("Example.com/name") == (
-        "prefix part must be a lowercase RFC 1123 subdomain"
+    # IM-008 uses upstream's IsQualifiedName (names.py), with every message it gives.
+    assert key_problems("example.com/name") == ()
+    assert key_problems("Example.com/name") == (
+        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+        "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     )
-    assert qualified_name_problem("a" * 254 + "/name") == (
-        "prefix part must be a lowercase RFC 1123 subdomain"
-    )
+    assert key_problems("a" * 254 + "/name") == ("prefix part must be no more than 253 characters",)
+    assert key_problems("a/b/c")[0].startswith("a qualified name must consist of")
+
+
+def test_im008_reports_every_message_of_upstream() -> None:
+    from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+
+    key = "_" + "a" * 63
+    errors = check_labels_and_annotations({"labels": {key: "ok"}}, None, "metadata", None)
+    assert [e.body() for e in errors] == [
+        f'Invalid value: "{key}": name part must be no more than 63 characters',
+        f"Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', "
+        "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+        "'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    ]

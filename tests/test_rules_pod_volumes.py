@@ -161,6 +161,23 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
         ],
     ),
     (
+        "cephfs and gcePersistentDisk second, with upstream's spellings",
+        volume(
+            hostPath={"path": "/x"},
+            cephfs={"monitors": ["m"]},
+            gcePersistentDisk={"pdName": "p"},
+        ),
+        [
+            (
+                "POD-015",
+                f"{V0}.gcePersistentDisk",
+                FORB,
+                "Forbidden: may not specify more than 1 volume type",
+            ),
+            ("POD-015", f"{V0}.cephFS", FORB, "Forbidden: may not specify more than 1 volume type"),
+        ],
+    ),
+    (
         "item paths",
         volume(
             secret={
@@ -330,10 +347,13 @@ def test_invalid_volumes_are_reported_as_upstream_does(
     assert pod_causes(obj) == expected
 
 
-def test_image_volumes_from_1_35_and_their_reference_from_1_36() -> None:
+def test_image_volumes_from_1_35_and_their_reference_in_templates_from_1_37() -> None:
+    # validateImageVolumeSource: before 1.37 the reference is required in pods only
+    # (opts.ResourceIsPod), from 1.37 in templates too (AllowEmptyImageVolumeReference).
     obj = volume(image={"pullPolicy": "IfNotPresent"})
     assert pod_causes(obj, "1.35") == []
-    assert pod_causes(obj, "1.36") == [("POD-015", f"{V0}.image.reference", REQ, "Required value")]
+    assert pod_causes(obj, "1.36") == []
+    assert pod_causes(obj, "1.37") == [("POD-015", f"{V0}.image.reference", REQ, "Required value")]
 
 
 def test_template_defaults_used_for_comparisons() -> None:
@@ -363,3 +383,80 @@ def test_template_defaults_used_for_comparisons() -> None:
     token = spec["volumes"][1]["projected"]["sources"][0]["serviceAccountToken"]
     assert token["expirationSeconds"] == 3600
     assert default_pod_template(default_pod_template(template)) == default_pod_template(template)
+
+
+VCT = f"{V0}.ephemeral.volumeClaimTemplate"
+GOOD_CLAIM: dict[str, Any] = {
+    "accessModes": ["ReadWriteOnce"],
+    "resources": {"requests": {"storage": "1Gi"}},
+}
+
+
+def claim(spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    template: dict[str, Any] = {"spec": {**GOOD_CLAIM, **spec}}
+    if meta:
+        template["metadata"] = meta
+    return volume(ephemeral={"volumeClaimTemplate": template})
+
+
+CLAIMS: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
+    ("a valid claim", claim({}, labels={"app": "x"}), []),
+    (
+        "metadata beyond labels and annotations",
+        claim({}, name="n", uid="u"),
+        [
+            ("POD-015", f"{VCT}.metadata.name", FORB, "Forbidden: cannot be set"),
+            ("POD-015", f"{VCT}.metadata.uID", FORB, "Forbidden: cannot be set"),
+        ],
+    ),
+    (
+        "storageClassName not a subdomain",
+        claim({"storageClassName": "Fast_SSD"}),
+        [
+            (
+                "POD-015",
+                f"{VCT}.spec.storageClassName",
+                INV,
+                'Invalid value: "Fast_SSD": a lowercase RFC 1123 subdomain must consist of lower '
+                "case alphanumeric characters, '-' or '.', and must start and end with an "
+                "alphanumeric character (e.g. 'example.com', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            )
+        ],
+    ),
+    (
+        "dataSource of the default group that is not a claim",
+        claim({"dataSource": {"kind": "Snapshot", "name": "s"}}),
+        [
+            (
+                "POD-015",
+                f"{VCT}.spec.dataSource",
+                INV,
+                "Invalid value: \"Snapshot\": must be 'PersistentVolumeClaim' when referencing "
+                "the default apiGroup",
+            )
+        ],
+    ),
+    (
+        "dataSource and dataSourceRef differ",
+        claim(
+            {
+                "dataSource": {"kind": "PersistentVolumeClaim", "name": "a"},
+                "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "b"},
+            }
+        ),
+        [("POD-015", f"{VCT}.spec", INV, "Invalid value: {}: must match dataSourceRef")],
+    ),
+    (
+        "ReadWriteOncePod twice is alone",
+        claim({"accessModes": ["ReadWriteOncePod", "ReadWriteOncePod"]}),
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "obj", "expected"), CLAIMS, ids=[c[0] for c in CLAIMS])
+def test_ephemeral_claim_templates(
+    name: str, obj: dict[str, Any], expected: list[tuple[str, str, str, str]]
+) -> None:
+    assert pod_causes(obj, "1.37") == expected

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from jobguard.validators.cron import go_quote
+
 
 class ErrorType(Enum):
     """Error types: (wire reason, human prefix)."""
@@ -80,7 +82,10 @@ def render_value(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        if value.isprintable():
+            # JSON and Go's %q agree on printable text (only " and \ escaped).
+            return json.dumps(value, ensure_ascii=False)
+        return go_quote(value)
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
 
 

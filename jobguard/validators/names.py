@@ -3,6 +3,8 @@ with upstream's messages, so errors read exactly like the API server's.
 
 Each function returns the list of problems (empty when the value is valid), as upstream's
 `IsDNS1123Label` and friends do. Results are cached: manifests repeat the same names.
+
+Upstream: `k8s.io/apimachinery/pkg/util/validation`, k8s.io/apimachinery v0.37.2 (kubernetes v1.37.2).
 """
 
 from __future__ import annotations

@@ -63,6 +63,8 @@ from jobguard.validators.rules.object_names import (
     check_object_meta,
 )
 from jobguard.validators.rules.pod import check_pod_template
+from jobguard.validators.rules.pod_common import PodOptions
+from jobguard.validators.rules.pod_util import get_validation_options_from_pod_template
 from jobguard.validators.rules.schema import SchemaOptions, check_schema
 from jobguard.validators.rules.status import check_job_status, check_job_status_update
 from jobguard.validators.rules.suspend import (
@@ -89,7 +91,7 @@ from jobguard.validators.rules.template import (
     check_template_update,
 )
 from jobguard.validators.settings import Settings
-from jobguard.validators.strategy import DEFAULTED, job_options, status_options
+from jobguard.validators.strategy import DEFAULTED, JobOptions, job_options, status_options
 
 JUDGED_KINDS = ("Job", "CronJob")
 DECODE_RULE = "DEC-001"
@@ -211,23 +213,28 @@ def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> J
     return decode_job({**old_raw, **{key: getattr(new, key) for key in shared}}, "oldObject")
 
 
-def _job_spec_errors(ctx: JobContext, create: bool, keep: bool = True) -> list[FieldError]:
+def _job_spec_errors(
+    ctx: JobContext, create: bool, opts: JobOptions, keep: bool = True
+) -> list[FieldError]:
     """Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the
-    selector checks: a function of the spec as sent. Every update of a Job sends its spec
-    again, mostly unchanged, so results are kept, keyed by the spec's JSON (in the order sent:
-    the API server writes a Job's fields in one order, and sorting costs a third more).
-    Not kept unless `keep`: `jobguard check` judges each manifest once, and its generated
-    labels hold a uid of its own, so a key would cost a JSON dump and an entry for nothing."""
+    selector checks: a function of the spec as sent and the request's options. Every update of
+    a Job sends its spec again, mostly unchanged, so results are kept, keyed by the spec's JSON
+    (in the order sent: the API server writes a Job's fields in one order, and sorting costs a
+    third more) and the options. Not kept unless `keep`: `jobguard check` judges each manifest
+    once, and its generated labels hold a uid of its own, so a key would cost a JSON dump and an
+    entry for nothing."""
 
     version = ctx.semantics.version
+    pod = opts.pod
+    allow_invalid = opts.allow_invalid_label_value_in_selector
 
     def check(_: object = None) -> list[FieldError]:
         return (
             check_job_spec(ctx.new.spec, None, "spec", DEFAULTED)
             + check_pod_template(
-                ctx.new_json.template, "spec.template", create=create, version=version
+                ctx.new_json.template, "spec.template", create=create, version=version, options=pod
             )
-            + check_selector(ctx.new_json, None, "spec", None)
+            + check_selector(ctx.new_json, None, "spec", allow_invalid)
         )
 
     if not keep:
@@ -238,10 +245,13 @@ def _job_spec_errors(ctx: JobContext, create: bool, keep: bool = True) -> list[F
         return check()
     if len(spec) > MAX_KEPT_SPEC_BYTES:
         return check()
-    return list(_JOB_SPEC_ERRORS.get_or_compute((spec, create, version), check))
+    return list(_JOB_SPEC_ERRORS.get_or_compute((spec, create, pod, allow_invalid), check))
 
 
-def _from_key_alone(key: tuple[bytes, bool, str]) -> list[FieldError]:
+_SpecKey = tuple[bytes, bool, PodOptions, bool]
+
+
+def _from_key_alone(key: _SpecKey) -> list[FieldError]:
     raise LookupError("Job-spec errors are computed from the request: use get_or_compute")
 
 
@@ -260,7 +270,7 @@ def _errors_bytes(errors: list[FieldError]) -> int:
     )
 
 
-_JOB_SPEC_ERRORS: ByteBoundedMemo[tuple[bytes, bool, str], list[FieldError]] = ByteBoundedMemo(
+_JOB_SPEC_ERRORS: ByteBoundedMemo[_SpecKey, list[FieldError]] = ByteBoundedMemo(
     _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=_errors_bytes
 )
 
@@ -336,25 +346,39 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
             # The status strategy stores the new labels: a relabel here moves the Job too.
             errors += check_policy_labels(new, old, "spec", requester_opts.policy)
         return errors
-    # Upstream jobStrategy.Validate / ValidateUpdate: the options, ValidateJob, then on UPDATE
-    # ValidateJobUpdate.
+    # Upstream jobStrategy.Validate / ValidateUpdate: the options, then ValidateJobCreate or
+    # ValidateJobUpdate (before 1.37, ValidateJob then ValidateJobUpdate on UPDATE).
     update = ctx if isinstance(ctx, JobUpdateContext) else None
     if update is not None:
-        opts = job_options(update.old, update.old_state, ctx.semantics)
+        opts = job_options(new_json, update.old, update.old_json, update.old_state, ctx.semantics)
     else:
-        opts = job_options(None, None, ctx.semantics)
+        opts = job_options(new_json, None, None, None, ctx.semantics)
     create = update is None
-    job_spec = _job_spec_errors(ctx, create, keep=not manifest)
-    # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
-    if create:
-        errors = check_object_meta(new.metadata, None, "metadata", NameOptions(ctx.namespace))
+    job_spec = _job_spec_errors(ctx, create, opts, keep=not manifest)
+    if update is not None and ctx.semantics.job_update_validated_once:
+        # 1.37 ValidateJobUpdate: ValidateObjectMetaUpdate, ValidateJobSpecUpdate (the spec
+        # once, the immutable fields, the pod template), validateNameAllowsCompletions.
+        old_json = update.old_json
+        errors = check_metadata_update(
+            new_json.metadata, old_json.metadata, "metadata", WITH_SYNTAX
+        )
+        errors += job_spec
+        errors += check_job_spec_update_fields(
+            (update.new, new_json), (update.old, old_json), "spec", None
+        )
+        errors += check_template_update(new_json, old_json, "spec", opts)
+        errors += check_indexed_hostname(new, None, "metadata", None)
     else:
-        errors = []
-    errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
-    errors += check_generated_selector(new_json, None, "spec", opts)
-    errors += job_spec
-    errors += check_indexed_hostname(new, None, "metadata", None)
-    if update is not None:
+        # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
+        if create:
+            errors = check_object_meta(new.metadata, None, "metadata", NameOptions(ctx.namespace))
+        else:
+            errors = []
+        errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
+        errors += check_generated_selector(new_json, None, "spec", opts)
+        errors += job_spec
+        errors += check_indexed_hostname(new, None, "metadata", None)
+    if update is not None and not ctx.semantics.job_update_validated_once:
         old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
         errors += check_metadata_update(
@@ -419,8 +443,19 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     errors += check_cronjob_spec_head(spec, old_spec, "spec", None)
     errors += check_cronjob(ctx.new, None, "spec", None)
     template = _spec(_dict(spec.get("jobTemplate"))).get("template")
+    old_template = (
+        None if old_spec is None else _spec(_dict(old_spec.get("jobTemplate"))).get("template")
+    )
+    # Upstream cronJobStrategy: GetValidationOptionsFromPodTemplate(new, old).
+    pod = get_validation_options_from_pod_template(
+        _dict(template), None if create else _dict(old_template), ctx.semantics.version
+    )
     errors += check_pod_template(
-        template, "spec.jobTemplate.spec.template", create=create, version=ctx.semantics.version
+        template,
+        "spec.jobTemplate.spec.template",
+        create=create,
+        version=ctx.semantics.version,
+        options=pod,
     )
     errors += check_cronjob_spec_tail(spec, None, "spec", None)
     if create:

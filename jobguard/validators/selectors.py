@@ -1,4 +1,7 @@
-"""Kubernetes LabelSelector: matching (metav1.LabelSelectorAsSelector) and validation."""
+"""Kubernetes LabelSelector: matching (metav1.LabelSelectorAsSelector) and validation.
+
+Upstream: `k8s.io/apimachinery/pkg/apis/meta/v1/validation` and `pkg/labels`, k8s.io/apimachinery v0.37.2 (kubernetes v1.37.2).
+"""
 
 from __future__ import annotations
 
@@ -42,10 +45,14 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     return True
 
 
-def validate_label_selector(rule: str, selector: Any, path: str) -> list[FieldError]:
+def validate_label_selector(
+    rule: str, selector: Any, path: str, *, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
     """metav1 ValidateLabelSelector: matchLabels keys and values, each requirement's operator,
-    values (required for In/NotIn, forbidden for Exists/DoesNotExist), key and value syntax.
-    A selector that is not an object is the decoder's to judge."""
+    values (required for In/NotIn, forbidden for Exists/DoesNotExist), key and value syntax
+    (the requirements' values not with `allow_invalid_label_value`, upstream's
+    AllowInvalidLabelValueInSelector). A selector that is not an object is the decoder's to
+    judge."""
     if not isinstance(selector, Mapping):
         return []
     errors: list[FieldError] = []
@@ -88,7 +95,7 @@ def validate_label_selector(rule: str, selector: Any, path: str) -> list[FieldEr
         key = "" if key is None else key
         if isinstance(key, str):
             errors += _each(rule, f"{at}.key", key, qualified_name_problems(key))
-        for value_index, value in enumerate(values):
+        for value_index, value in enumerate(() if allow_invalid_label_value else values):
             if isinstance(value, str):
                 errors += _each(
                     rule, f"{at}.values[{value_index}]", value, label_value_problems(value)
@@ -109,6 +116,19 @@ def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list
         ):
             errors.append(error)
     return errors
+
+
+def label_selector_has_invalid_label_value(selector: Any) -> bool:
+    """metav1validation.LabelSelectorHasInvalidLabelValue."""
+    if not isinstance(selector, Mapping):
+        return False
+    expressions = selector.get("matchExpressions")
+    for requirement in expressions if isinstance(expressions, list) else []:
+        values = requirement.get("values") if isinstance(requirement, Mapping) else None
+        for value in values if isinstance(values, list) else []:
+            if isinstance(value, str) and label_value_problems(value):
+                return True
+    return False
 
 
 def _each(rule: str, path: str, value: Any, problems: tuple[str, ...]) -> list[FieldError]:

@@ -1,6 +1,8 @@
 """Validation options, built once per request from the old and new Job, the way upstream's
 `pkg/registry/batch/job/strategy.go` builds them (`validationOptionsForJob`,
 `getStatusValidationOptions`). Rules read these flags and never work them out themselves.
+
+Upstream: `pkg/registry/batch/job/strategy.go` and `pkg/api/pod/util.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations
@@ -9,8 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobguard.validators.lifecycle import JobState
-from jobguard.validators.model import INDEXED, Job
+from jobguard.validators.model import INDEXED, Job, JobJson
 from jobguard.validators.prepare import CONTROLLER_UID_LABEL, JOB_NAME_LABEL
+from jobguard.validators.rules.pod_common import PodOptions
+from jobguard.validators.rules.pod_util import get_validation_options_from_pod_template
+from jobguard.validators.selectors import label_selector_has_invalid_label_value
 from jobguard.validators.semantic import normalize
 from jobguard.validators.versions import Semantics
 
@@ -21,12 +26,18 @@ from jobguard.validators.versions import Semantics
 class JobOptions:
     """Upstream `JobValidationOptions`, the parts jobguard checks (CREATE and UPDATE of `jobs`)."""
 
+    pod: PodOptions
+    """The embedded PodValidationOptions, from the old and the new template
+    (`GetValidationOptionsFromPodTemplate`)."""
     require_prefixed_labels: bool
     """TM-005 also wants the batch.kubernetes.io/ job-name and controller-uid labels."""
     allow_mutable_scheduling_directives: bool
     """TM-002: the template's scheduling directives may change."""
     allow_mutable_pod_resources: bool
     """TM-003: the containers' resources may change (KEP-5440)."""
+    allow_invalid_label_value_in_selector: bool
+    """The Job's selector keeps an invalid value the stored selector (or the stored template's
+    affinity selectors) already held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,20 +53,31 @@ DEFAULTED = SpecOptions(defaulted=True)
 AS_WRITTEN = SpecOptions(defaulted=False)
 
 
-def job_options(old: Job | None, old_state: JobState | None, semantics: Semantics) -> JobOptions:
-    """Upstream `validationOptionsForJob`; `old` (and its lifecycle state) is None on CREATE.
+def job_options(
+    new: JobJson,
+    old: Job | None,
+    old_json: JobJson | None,
+    old_state: JobState | None,
+    semantics: Semantics,
+) -> JobOptions:
+    """Upstream `validationOptionsForJob`; `old` (its JSON and its lifecycle state) is None on
+    CREATE.
 
     The relaxations of TM-001 are decided here, from the stored Job (TM-004): scheduling
-    directives (TM-002) and container resources (TM-003) while it is safely suspended.
-
-    Upstream also reads the new Job, for pod validation options jobguard does not check.
+    directives (TM-002) and container resources (TM-003) while it is safely suspended; the
+    pod rules' relaxations from the stored template (`pod_util`).
     """
-    if old is None or old_state is None:
+    pod = get_validation_options_from_pod_template(
+        new.template, None if old_json is None else old_json.template, semantics.version
+    )
+    if old is None or old_state is None or old_json is None:
         # A new Job gets the prefixed labels generated; nothing in its template is "changed".
         return JobOptions(
+            pod=pod,
             require_prefixed_labels=True,
             allow_mutable_scheduling_directives=False,
             allow_mutable_pod_resources=False,
+            allow_invalid_label_value_in_selector=pod.allow_invalid_label_value_in_selector,
         )
     state = old_state
     # MutableSchedulingDirectivesForSuspendedJobs widens KEP-2926's "suspended and never
@@ -67,12 +89,17 @@ def job_options(old: Job | None, old_state: JobState | None, semantics: Semantic
     template = old.spec.template
     labels = (template.metadata.labels if template and template.metadata else None) or {}
     return JobOptions(
+        pod=pod,
         # Jobs stored before both prefixed labels existed are not failed for lacking them.
         require_prefixed_labels=JOB_NAME_LABEL in labels and CONTROLLER_UID_LABEL in labels,
         allow_mutable_scheduling_directives=scheduling,
         # MutablePodResourcesForSuspendedJobs: resources follow the same predicate P.
         allow_mutable_pod_resources=(
             semantics.mutable_pod_resources_for_suspended_jobs and state.safely_suspended
+        ),
+        allow_invalid_label_value_in_selector=(
+            pod.allow_invalid_label_value_in_selector
+            or label_selector_has_invalid_label_value(old_json.selector)
         ),
     )
 

@@ -40,6 +40,7 @@ from jobguard.validators.errors import forbidden
 from jobguard.validators.globs import glob_regex, is_glob
 from jobguard.validators.policy import PolicySet, Subjects, SuspendPolicy
 from jobguard.validators.settings import Settings
+from jobguard.validators.versions import NE009_MESSAGE
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 VALIDATION_ACTIONS = {
@@ -858,8 +859,7 @@ def _ne_009(scope: _NeScope) -> _Spec | str:
             "message": _message(
                 "NE-009",
                 "spec.template",
-                "scheduling directives of a Job that has already run become mutable only "
-                "from Kubernetes 1.36 (KEP-5440)",
+                NE009_MESSAGE,
             ),
         },
     )

@@ -1,12 +1,90 @@
-"""Kubernetes versions whose Job semantics jobguard can emulate, and their gate defaults."""
+"""Kubernetes releases whose Job semantics jobguard emulates: the one table every
+version-dependent decision reads (docs/RELEASES.md says how to add a release).
+
+`RELEASES` is the list of supported releases, written here only: the shipped schemas
+(scripts/generate_schemas.py), the chart's `kubeVersion` lower bound and the values schema's
+enum are generated from it or checked against it by tests. `GATES` holds, for every feature gate
+whose default changes a verdict, the release from which it is on by default (upstream
+`pkg/features/kube_features.go`, `defaultVersionedKubernetesFeatureGates`); `CHANGES` the
+behaviours that changed in code without a gate. A version not listed is refused
+(`UnsupportedVersionError`): it never borrows another release's semantics silently.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-SUPPORTED_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
+RELEASES = ("1.33", "1.34", "1.35", "1.36", "1.37")
+SUPPORTED_VERSIONS = RELEASES
+NEWEST_VERSION = RELEASES[-1]
 DEFAULT_VERSION = "1.35"
+
+# Feature gate -> the first supported release in which it is on by default (None: off in every
+# supported release). Only gates that change a verdict on Jobs and CronJobs are listed.
+GATES: dict[str, str | None] = {
+    "PodLevelResources": "1.34",  # beta 1.34: pod-level resources (dropped before)
+    "DynamicResourceAllocation": "1.34",  # GA 1.34: resourceClaims (dropped before)
+    "MatchLabelKeysInPodTopologySpreadSelectorMerge": "1.34",  # beta 1.34
+    "VolumeAttributesClass": "1.34",  # GA 1.34: a claim template's volumeAttributesClassName
+    "ContainerRestartRules": "1.35",  # beta 1.35: container restartPolicy and rules
+    "EnvFiles": "1.35",  # beta 1.35: fileKeyRef
+    "ImageVolume": "1.35",  # beta on 1.35 (dropped before)
+    "HostnameOverride": "1.35",  # beta 1.35
+    "RestartAllContainersOnContainerExits": "1.36",  # beta 1.36
+    "StrictIPCIDRValidation": "1.36",  # beta 1.36
+    "MutableSchedulingDirectivesForSuspendedJobs": "1.36",  # KEP-5440 beta 1.36
+    "MutablePodResourcesForSuspendedJobs": "1.36",  # KEP-5440 beta 1.36
+    "SELinuxMount": "1.37",  # GA 1.37: seLinuxChangePolicy MountOption allowed
+    "ClusterTrustBundleProjection": "1.37",  # GA 1.37 (dropped before)
+    "PodCertificateRequest": "1.37",  # GA 1.37 (dropped before)
+    "TaintTolerationComparisonOperators": None,  # alpha from 1.35: Lt/Gt refused
+    "PodDeletionCost": "1.33",  # beta since 1.22: the annotation is validated
+}
+
+# Behaviour changed in code (no gate) -> the first supported release with the newer behaviour.
+CHANGES: dict[str, str] = {
+    # ValidateTolerations lists Lt and Gt among the supported operators.
+    "TolerationComparisonOperatorsListed": "1.35",
+    # The Job status strategy of kubernetes#134521 and #132614: ST-033 reported as Invalid
+    # "field is immutable ..." instead of Required "startTime cannot be removed ...".
+    "NewestJobStatusStrategy": "1.36",
+    # validateResizePolicy: "when pod `restartPolicy` is 'Never'"; RestartContainer refused on
+    # non-sidecar init containers.
+    "ResizePolicyOfNonSidecarInitContainers": "1.36",
+    # validateImageVolumeSource: a reference required in templates too (not only in pods),
+    # unless the stored template already has an empty one (AllowEmptyImageVolumeReference).
+    "ImageVolumeReferenceRequiredInTemplates": "1.37",
+    # jobStrategy.ValidateUpdate runs ValidateJobUpdate alone (1.36: ValidateJob first): the
+    # Job spec is validated once on UPDATE, with no create-style metadata or generated-selector
+    # check.
+    "JobUpdateValidatedOnce": "1.37",
+    # The host namespace fields left the internal PodSecurityContext: ValidatePodSpec checks
+    # shareProcessNamespace with hostPID after the whole pod security context
+    # (validateShareProcessNamespace, at spec.shareProcessNamespace), and validateWindows the
+    # host fields after the security context's.
+    "ShareProcessNamespaceAfterSecurityContext": "1.37",
+    # GetValidationOptionsFromPodSpecAndMeta's relaxations that came with a field or a gate:
+    # the release from which the stored template's use of it keeps it allowed.
+    "EnvFilesOption": "1.34",
+    "ContainerRestartRulesOption": "1.34",
+    "RestartAllContainersOption": "1.35",
+    "UserNamespacesHostNetworkSupportOption": "1.35",
+    "SysAdminWhenPrivilegeEscalationFalseOption": "1.37",
+}
+
+
+# Version-dependent messages, written from the table so that they move with it.
+NE009_MESSAGE = (
+    "scheduling directives of a Job that has already run become mutable only from Kubernetes "
+    f"{GATES['MutableSchedulingDirectivesForSuspendedJobs']} (KEP-5440)"
+)
+
+
+def _key(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")
+    return int(major), int(minor)
 
 
 class UnsupportedVersionError(ValueError):
@@ -18,32 +96,63 @@ class UnsupportedVersionError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Semantics:
-    """What differs between the supported versions, with their default gate settings
-    (docs/RULES.md, "Pod template and selectors (TM)" and "Status invariants (ST)")."""
+class Release:
+    """One supported release: which gates are on by default and which code changes it has."""
 
     version: str
-    # KEP-5440 MutableSchedulingDirectivesForSuspendedJobs: beta, on by default in 1.36.
+
+    @staticmethod
+    @lru_cache(maxsize=16)
+    def of(version: str) -> Release:
+        if version not in RELEASES:
+            raise UnsupportedVersionError(version)
+        return Release(version)
+
+    def gate(self, name: str) -> bool:
+        """Whether feature gate `name` is on by default in this release (KeyError: not in the
+        table, so a typo never reads as "off")."""
+        since = GATES[name]
+        return since is not None and _key(self.version) >= _key(since)
+
+    def has(self, change: str) -> bool:
+        """Whether this release has the newer behaviour `change` (KeyError: not in the table)."""
+        return _key(self.version) >= _key(CHANGES[change])
+
+
+@dataclass(frozen=True, slots=True)
+class Semantics:
+    """The Job-level behaviour of one release (docs/RULES.md, "Pod template and selectors
+    (TM)" and "Status invariants (ST)"), read from `GATES` and `CHANGES`."""
+
+    version: str
     mutable_scheduling_directives_for_suspended_jobs: bool
-    # KEP-5440 MutablePodResourcesForSuspendedJobs: beta, on by default in 1.36.
     mutable_pod_resources_for_suspended_jobs: bool
-    # ST-033 reported as Invalid "field is immutable ..." (newest source). Not gated: ST-033's
-    # exception for resuming jobs (kubernetes#134521, fixed before 1.35, back-ported to
-    # 1.32-1.34) and ST-031's for suspended zero-completion jobs (kubernetes#132614, before
-    # 1.34, back-ported to 1.32 and 1.33).
     newest_status_strategy: bool
+    """ST-033's newest wording. Not gated: ST-033's exception for resuming jobs
+    (kubernetes#134521, fixed before 1.35, back-ported to 1.32-1.34) and ST-031's for
+    suspended zero-completion jobs (kubernetes#132614, before 1.34, back-ported to 1.32 and
+    1.33) hold in every supported release."""
+    job_update_validated_once: bool
 
     @classmethod
     def for_version(cls, version: str = DEFAULT_VERSION) -> Semantics:
-        if version not in SUPPORTED_VERSIONS:
-            raise UnsupportedVersionError(version)
-        newest = version == "1.36"
-        return cls(
-            version=version,
-            mutable_scheduling_directives_for_suspended_jobs=newest,
-            mutable_pod_resources_for_suspended_jobs=newest,
-            newest_status_strategy=newest,
-        )
+        return _semantics(version)
+
+
+@lru_cache(maxsize=16)
+def _semantics(version: str) -> Semantics:
+    release = Release.of(version)
+    return Semantics(
+        version=version,
+        mutable_scheduling_directives_for_suspended_jobs=release.gate(
+            "MutableSchedulingDirectivesForSuspendedJobs"
+        ),
+        mutable_pod_resources_for_suspended_jobs=release.gate(
+            "MutablePodResourcesForSuspendedJobs"
+        ),
+        newest_status_strategy=release.has("NewestJobStatusStrategy"),
+        job_update_validated_once=release.has("JobUpdateValidatedOnce"),
+    )
 
 
 AUTO_VERSION = "auto"
@@ -57,15 +166,21 @@ class VersionChoice:
     cluster: str
     """The cluster's version as "MAJOR.MINOR"."""
     version: str
-    """The supported version whose semantics apply (the nearest one when not supported)."""
+    """The supported release whose semantics apply: the cluster's own, the newest one for a
+    newer cluster, the oldest one for an older cluster."""
 
     @property
     def exact(self) -> bool:
         return self.cluster == self.version
 
+    @property
+    def newer(self) -> bool:
+        """The cluster is newer than the newest supported release."""
+        return _key(self.cluster) > _key(NEWEST_VERSION)
+
 
 def choose_version(major: str, minor: str, git_version: str = "") -> VersionChoice:
-    """The supported version for a cluster's `/version` (major, minor, gitVersion).
+    """The supported release for a cluster's `/version` (major, minor, gitVersion).
 
     Managed offerings report minors such as "35+"; the digits count. When major and minor say
     nothing usable, gitVersion ("v1.35.2-gke.100") does. ValueError when neither does.
@@ -76,14 +191,12 @@ def choose_version(major: str, minor: str, git_version: str = "") -> VersionChoi
             f"cannot read a Kubernetes version from major={major!r}, minor={minor!r}, "
             f"gitVersion={git_version!r}"
         )
-    cluster_major, cluster_minor = numbers
-
-    def distance(supported: str) -> int:
-        s_major, s_minor = (int(part) for part in supported.split("."))
-        return abs((s_major - cluster_major) * 1000 + s_minor - cluster_minor)
-
-    nearest = min(SUPPORTED_VERSIONS, key=distance)
-    return VersionChoice(f"{cluster_major}.{cluster_minor}", nearest)
+    cluster = f"{numbers[0]}.{numbers[1]}"
+    if cluster in RELEASES:
+        return VersionChoice(cluster, cluster)
+    if numbers > _key(NEWEST_VERSION):
+        return VersionChoice(cluster, NEWEST_VERSION)
+    return VersionChoice(cluster, RELEASES[0])
 
 
 _RELEASE = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?")

@@ -515,8 +515,9 @@ def connect(
 
 
 def detect_version(cluster: Cluster) -> str:
-    """The supported version for the cluster's `/version` (`kubernetesVersion: auto`); a version
-    jobguard does not support falls back to the nearest supported one, with a warning."""
+    """The supported release for the cluster's `/version` (`kubernetesVersion: auto`). A cluster
+    newer than the newest supported release gets that release's semantics, an older one the
+    oldest's; either way with one warning naming both."""
     from jobguard.validators.versions import choose_version
 
     reported = cluster.version()
@@ -526,10 +527,12 @@ def detect_version(cluster: Cluster) -> str:
         raise ClusterError(f"kubernetesVersion: auto: {exc}") from None
     if not choice.exact:
         log.warning(
-            "kubernetesVersion: auto: the cluster runs Kubernetes %s, which jobguard does not "
-            "support; judging with the semantics of %s, the nearest supported version",
+            "kubernetesVersion: auto: the cluster runs Kubernetes %s, %s than every release "
+            "jobguard knows; judging with the semantics of %s, the %s supported release",
             choice.cluster,
+            "newer" if choice.newer else "older",
             choice.version,
+            "newest" if choice.newer else "oldest",
         )
     else:
         log.info("kubernetesVersion: auto: the cluster runs Kubernetes %s", choice.cluster)

@@ -5,6 +5,8 @@ One pass over the template, in upstream's order: template labels and annotations
 volumes, containers, then init containers. Values of the wrong JSON type are left to decoding
 and the schema rules (SC): a rule here judges only what the API server could have decoded.
 Fields the API server defaults (imagePullPolicy, port protocol) are judged as defaulted.
+
+Upstream: `pkg/apis/core/validation/validation.go` (ValidatePodTemplateSpec, ValidatePodSpec, validateContainers, validateResourceRequirements, validatePodResources), kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ from jobguard.validators.names import (
 )
 from jobguard.validators.quantity import Quantity, QuantityError, quantity_of
 from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+from jobguard.validators.rules.pod_annotations import (
+    validate_app_armor_annotations_and_fields_match_on_create,
+    validate_pod_specific_annotations,
+    validate_seccomp_annotations_and_fields,
+)
 from jobguard.validators.rules.pod_common import PodOptions, pod_options
 from jobguard.validators.rules.pod_containers import (
     check_env,
@@ -65,6 +72,7 @@ from jobguard.validators.rules.pod_security import (
     check_host_users,
     check_os,
     check_pod_security_context,
+    validate_windows_host_process_pod,
 )
 from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
 from jobguard.validators.versions import DEFAULT_VERSION
@@ -110,6 +118,8 @@ _INTEGER_RESOURCES = frozenset(
     )
 )
 _QOS_RESOURCES = frozenset(("cpu", "memory"))
+# resourcehelper.SupportedPodLevelResources(), as sets.List orders it.
+_POD_LEVEL_RESOURCES = ["cpu", "hugepages-", "memory"]
 HUGEPAGES_PREFIX = "hugepages-"
 
 
@@ -159,8 +169,9 @@ def _is_integer_resource(name: str) -> bool:
     return name in _INTEGER_RESOURCES or is_extended_resource(name)
 
 
-def _resource_name_errors(name: str, path: str) -> list[FieldError]:
-    """validateContainerResourceName (with validateResourceName)."""
+def _resource_name_errors(name: str, path: str, pod_level: bool = False) -> list[FieldError]:
+    """validateContainerResourceName, or with `pod_level` validatePodResourceName (both with
+    validateResourceName)."""
     rule = "POD-009"
     errors = [invalid(rule, path, name, problem) for problem in qualified_name_problems(name)]
     unqualified = "/" not in name
@@ -168,6 +179,10 @@ def _resource_name_errors(name: str, path: str) -> list[FieldError]:
         errors.append(
             invalid(rule, path, name, "must be a standard resource type or fully qualified")
         )
+    if pod_level:
+        if not errors and not (name in _QOS_RESOURCES or is_hugepages(name)):
+            errors.append(not_supported(rule, path, name, _POD_LEVEL_RESOURCES))
+        return errors
     if unqualified:
         if not (name in _STANDARD_CONTAINER_RESOURCES or is_hugepages(name)):
             errors.append(invalid(rule, path, name, "must be a standard resource for containers"))
@@ -177,7 +192,7 @@ def _resource_name_errors(name: str, path: str) -> list[FieldError]:
 
 
 def _quantity_value_errors(
-    name: str, quantity: Quantity, path: str, create: bool
+    name: str, quantity: Quantity, path: str, indivisible_ok: bool
 ) -> list[FieldError]:
     """ValidateResourceQuantityValue and the hugepages size check."""
     rule = "POD-009"
@@ -187,8 +202,8 @@ def _quantity_value_errors(
         errors.append(invalid(rule, path, text, "must be greater than or equal to 0"))
     if _is_integer_resource(name) and quantity.scaled_value(-3) % 1000 != 0:
         errors.append(invalid(rule, path, text, "must be an integer"))
-    # Upstream tolerates indivisible values on UPDATE when the stored template had them.
-    if create and is_hugepages(name) and not _divisible_hugepages(name, quantity):
+    # AllowIndivisibleHugePagesValues: the stored template had such a value.
+    if not indivisible_ok and is_hugepages(name) and not _divisible_hugepages(name, quantity):
         errors.append(
             invalid(rule, path, text, f"{text} is not positive integer multiple of {name}")
         )
@@ -244,7 +259,9 @@ def _chars(items: tuple[tuple[str, _Scalar], ...]) -> int:
     return sum(len(name) + (len(value) if isinstance(value, str) else 8) for name, value in items)
 
 
-def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]:
+def check_resources(
+    resources: Any, path: str, create: bool, indivisible_ok: bool = False, pod_level: bool = False
+) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
     requirements = _dict(resources)
     limits_raw = _dict(requirements.get("limits"))
@@ -259,8 +276,10 @@ def check_resources(resources: Any, path: str, create: bool) -> list[FieldError]
     ):
         # Manifests repeat the same few resource blocks: each is judged once per path (kept
         # only when short: a client's distinct 1 MiB resource names must not be kept).
-        return list(_cached_resources(limits_items, requests_items, path, create))
-    return _check_resources(limits_raw, requests_raw, path, create)
+        return list(
+            _cached_resources(limits_items, requests_items, path, create, indivisible_ok, pod_level)
+        )
+    return _check_resources(limits_raw, requests_raw, path, create, indivisible_ok, pod_level)
 
 
 @lru_cache(maxsize=4096)
@@ -269,12 +288,21 @@ def _cached_resources(
     requests: tuple[tuple[str, _Scalar], ...],
     path: str,
     create: bool,
+    indivisible_ok: bool,
+    pod_level: bool,
 ) -> tuple[FieldError, ...]:
-    return tuple(_check_resources(dict(limits), dict(requests), path, create))
+    return tuple(
+        _check_resources(dict(limits), dict(requests), path, create, indivisible_ok, pod_level)
+    )
 
 
 def _check_resources(
-    limits_raw: dict[str, Any], requests_raw: dict[str, Any], path: str, create: bool
+    limits_raw: dict[str, Any],
+    requests_raw: dict[str, Any],
+    path: str,
+    create: bool,
+    indivisible_ok: bool,
+    pod_level: bool = False,
 ) -> list[FieldError]:
     """The checks themselves, on the two maps."""
     errors: list[FieldError] = []
@@ -284,16 +312,16 @@ def _check_resources(
     qos, hugepages = False, False
     for name in limits_raw:
         entry = f"{limits_path}[{name}]"
-        errors += _resource_name_errors(name, entry)
+        errors += _resource_name_errors(name, entry, pod_level)
         if name in limits:
-            errors += _quantity_value_errors(name, limits[name], entry, create)
+            errors += _quantity_value_errors(name, limits[name], entry, indivisible_ok)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
     for name in requests_raw:
         entry = f"{requests_path}[{name}]"
-        errors += _resource_name_errors(name, entry)
+        errors += _resource_name_errors(name, entry, pod_level)
         if name in requests:
-            errors += _quantity_value_errors(name, requests[name], entry, create)
+            errors += _quantity_value_errors(name, requests[name], entry, indivisible_ok)
             errors += _request_against_limit(name, requests[name], limits, limits_raw, path)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
@@ -327,6 +355,115 @@ def _request_against_limit(
         detail = f"must be less than or equal to {name} limit of {limit}"
         return [invalid(rule, f"{path}.requests", str(request), detail)]
     return []
+
+
+# --- pod-level resources (PodLevelResources, from 1.34) --------------------------------------------
+
+
+def validate_pod_resources(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validatePodResources: the pod's own `resources` (`path` is the pod spec's)."""
+    resources = spec.get("resources")
+    if resources is None or not isinstance(resources, dict):
+        return []
+    at = f"{path}.resources"
+    if _dict(spec.get("os")).get("name") == "windows":
+        return [forbidden("POD-010", at, "may not be set for a windows pod")]
+    errors: list[FieldError] = []
+    if resources.get("claims") is not None:
+        detail = "claims may not be set for Resources at pod-level"
+        errors.append(forbidden("POD-010", f"{at}.claims", detail))
+    errors += check_resources(
+        resources, at, True, options.allow_indivisible_huge_pages_values, pod_level=True
+    )
+    return errors + validate_pod_resource_consistency(spec, resources, at)
+
+
+def _quantities(entries: Any) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
+    for name, raw in _dict(entries).items():
+        if isinstance(raw, str | int | float) and not isinstance(raw, bool):
+            try:
+                out[name] = quantity_of(raw)
+            except QuantityError:
+                continue  # reported by the decoder and POD-009
+    return out
+
+
+def _add(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+    """addResourceList (a sum keeps the first quantity's format, as Quantity.Add does)."""
+    for name, quantity in more.items():
+        found = total.get(name)
+        total[name] = (
+            quantity if found is None else Quantity(found.value + quantity.value, found.format)
+        )
+
+
+def _max(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+    """maxResourceList."""
+    for name, quantity in more.items():
+        found = total.get(name)
+        if found is None or quantity.compare(found) > 0:
+            total[name] = quantity
+
+
+def aggregate_container_resources(spec: dict[str, Any], kind: str) -> dict[str, Quantity]:
+    """resourcehelper.AggregateContainerRequests or ...Limits (`kind` "requests" or
+    "limits") of a template: the containers' sum, then the init containers' peak (each with the
+    restartable init containers before it), sidecars added to the sum."""
+    result: dict[str, Quantity] = {}
+    for container in _list(spec.get("containers")):
+        _add(result, _quantities(_dict(_dict(container).get("resources")).get(kind)))
+    sidecars: dict[str, Quantity] = {}
+    init_peak: dict[str, Quantity] = {}
+    for container in _list(spec.get("initContainers")):
+        container = _dict(container)
+        own = _quantities(_dict(container.get("resources")).get(kind))
+        if container.get("restartPolicy") == "Always":
+            _add(result, own)
+            _add(sidecars, own)
+            use = dict(sidecars)
+        else:
+            use = dict(own)
+            _add(use, sidecars)
+        _max(init_peak, use)
+    _max(result, init_peak)
+    return result
+
+
+def validate_pod_resource_consistency(
+    spec: dict[str, Any], resources: dict[str, Any], path: str
+) -> list[FieldError]:
+    """validatePodResourceConsistency (`path` is the pod's resources'). Upstream walks the
+    aggregate maps in Go's random order; here the resources are taken in name order."""
+    rule = "POD-010"
+    errors: list[FieldError] = []
+    pod_requests = _quantities(resources.get("requests"))
+    pod_limits = _quantities(resources.get("limits"))
+    aggregate = aggregate_container_resources(spec, "requests")
+    for name in sorted(aggregate):
+        own = pod_requests.get(name)
+        if own is not None and aggregate[name].compare(own) > 0:
+            detail = f"must be greater than or equal to aggregate container requests of {aggregate[name]}"
+            errors.append(invalid(rule, f"{path}.requests[{name}]", str(own), detail))
+    aggregate = aggregate_container_resources(spec, "limits")
+    for name in sorted(aggregate):
+        own = pod_limits.get(name)
+        if is_hugepages(name) and own is not None and aggregate[name].compare(own) > 0:
+            detail = (
+                f"must be greater than or equal to aggregate container limits of {aggregate[name]}"
+            )
+            errors.append(invalid(rule, f"{path}.limits[{name}]", str(own), detail))
+    for index, container in enumerate(_list(spec.get("containers"))):
+        limits = _quantities(_dict(_dict(container).get("resources")).get("limits"))
+        for name in sorted(limits):
+            own = pod_limits.get(name)
+            if own is not None and limits[name].compare(own) > 0:
+                detail = f"must be less than or equal to pod limits of {own}"
+                at = f"{path}.containers[{index}][{name}].limits"
+                errors.append(invalid(rule, at, str(limits[name]), detail))
+    return errors
 
 
 # --- containers ----------------------------------------------------------------------------------
@@ -413,7 +550,12 @@ def _check_container(
     policy = _text(container.get("imagePullPolicy"))
     if policy and policy not in PULL_POLICIES:
         errors.append(not_supported("POD-004", f"{path}.imagePullPolicy", policy, PULL_POLICIES))
-    errors += check_resources(container.get("resources"), f"{path}.resources", create)
+    errors += check_resources(
+        container.get("resources"),
+        f"{path}.resources",
+        create,
+        options.allow_indivisible_huge_pages_values,
+    )
     resources = container.get("resources")
     if isinstance(resources, dict) and "claims" in resources:
         errors += check_container_claims(
@@ -425,7 +567,10 @@ def _check_container(
         )
     if "securityContext" in container:
         errors += check_container_security_context(
-            container["securityContext"], f"{path}.securityContext", pod.host_users
+            container["securityContext"],
+            f"{path}.securityContext",
+            pod.host_users,
+            options.allow_sys_admin_when_privilege_escalation_false,
         )
     return errors
 
@@ -521,18 +666,32 @@ class _Pod(NamedTuple):
 
 
 def check_pod_template(
-    template: Any, path: str, *, create: bool, version: str = DEFAULT_VERSION
+    template: Any,
+    path: str,
+    *,
+    create: bool,
+    version: str = DEFAULT_VERSION,
+    options: PodOptions | None = None,
 ) -> list[FieldError]:
     """ValidatePodTemplateSpec for the template at `path`, as the API server of `version`
-    judges it on CREATE (with its default feature gates).
+    judges it (with its default feature gates).
 
-    `create`: the request creates the object (upstream relaxes some checks on UPDATE for
-    values the stored template already had).
+    `create`: the request creates the object. `options`: upstream's PodValidationOptions of
+    the request (`pod_util.get_validation_options_from_pod_template`, from the old and the new
+    template on UPDATE); the CREATE options of `version` when None.
     """
     template = _dict(template)
-    errors = check_labels_and_annotations(_dict(template.get("metadata")), None, path, None)
+    meta = _dict(template.get("metadata"))
+    errors = check_labels_and_annotations(meta, None, path, None)
     spec = _dict(template.get("spec"))
-    options = pod_options(version)
+    if options is None:
+        options = pod_options(version)
+    # Every pod-specific annotation check reads an annotation: most templates have none.
+    annotations = meta.get("annotations")
+    if annotations and isinstance(annotations, dict):
+        errors += validate_pod_specific_annotations(
+            annotations, spec, f"{path}.annotations", options
+        )
     at = f"{path}.spec"
     volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
     errors += volume_errors
@@ -552,7 +711,12 @@ def check_pod_template(
     errors += _check_containers(containers, pod, f"{at}.containers", create)
     init = _list(spec.get("initContainers"))
     errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
+    if options.pod_level_resources and "resources" in spec:
+        errors += validate_pod_resources(spec, at, options)
     errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
+    if annotations and isinstance(annotations, dict):
+        errors += validate_seccomp_annotations_and_fields(meta, spec, at)
+        errors += validate_app_armor_annotations_and_fields_match_on_create(meta, spec, at)
     if "ephemeralContainers" in spec:
         errors += check_ephemeral_containers(
             spec["ephemeralContainers"], f"{at}.ephemeralContainers"
@@ -600,6 +764,8 @@ def check_pod_spec_rest(
         errors += check_topology_spread(
             spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", options
         )
+    if _has_windows_options(spec):
+        errors += validate_windows_host_process_pod(spec, path)
     if spec.get("hostUsers") is False:
         errors += check_host_users(spec, path, options)
     if "hostnameOverride" in spec:
@@ -614,6 +780,14 @@ def check_pod_spec_rest(
         errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", options)
     if not _PRIORITY_KEYS.isdisjoint(spec):
         errors += check_priority_fields(spec, path, options)
+    if spec.get("overhead"):
+        # validateOverhead: the container checks, on a ResourceRequirements of these limits.
+        errors += check_resources(
+            {"limits": spec["overhead"]},
+            f"{path}.overhead",
+            True,
+            options.allow_indivisible_huge_pages_values,
+        )
     if "os" in spec:
         errors += check_os(spec, path, options)
     if options.env_files and file_refs:
@@ -623,6 +797,17 @@ def check_pod_spec_rest(
                 _list(spec.get(kind)), f"{path}.{kind}", kinds, options
             )
     return errors
+
+
+def _has_windows_options(spec: dict[str, Any]) -> bool:
+    """Whether the pod or a container sets windowsOptions (hostProcess lives there)."""
+    if isinstance(_dict(spec.get("securityContext")).get("windowsOptions"), dict):
+        return True
+    return any(
+        isinstance(_dict(_dict(c).get("securityContext")).get("windowsOptions"), dict)
+        for kind in ("initContainers", "containers", "ephemeralContainers")
+        for c in _list(spec.get(kind))
+    )
 
 
 def _volume_kinds(spec: dict[str, Any], options: PodOptions) -> dict[str, str]:

@@ -1,6 +1,9 @@
-"""What the pod-template modules share: the version options of upstream's
-PodValidationOptions on CREATE (GetValidationOptionsFromPodSpecAndMeta with no old pod), JSON
-accessors that read a field as Go decodes it, and apimachinery's small validators."""
+"""What the pod-template modules share: upstream's PodValidationOptions of a CREATE (the
+update-time ones are built in `pod_util`), JSON accessors that read a field as Go
+decodes it, and apimachinery's small validators.
+
+Upstream: `pkg/apis/core/validation/validation.go` (PodValidationOptions), kubernetes v1.37.2 (git tag v1.37.2); gate defaults from versions.py.
+"""
 
 from __future__ import annotations
 
@@ -17,60 +20,85 @@ from jobguard.validators.names import (
     qualified_name_problems,
 )
 from jobguard.validators.selectors import validate_label_selector
-from jobguard.validators.versions import DEFAULT_VERSION, SUPPORTED_VERSIONS
+from jobguard.validators.versions import DEFAULT_VERSION, Release
 
 
 @dataclass(frozen=True, slots=True)
 class PodOptions:
-    """The gate-dependent behaviour of pod validation on CREATE, for one Kubernetes version
-    (default gates; docs/RULES.md, "Pod template (POD)")."""
+    """Upstream `PodValidationOptions` (pkg/apis/core/validation), the parts jobguard checks,
+    for one release: the gates' defaults (versions.GATES) and the relaxations an UPDATE takes
+    from the stored template (`get_validation_options_from_pod_spec_and_meta`)."""
 
     version: str
-    # PodLevelResources: beta, on from 1.34 (dropped before validation in 1.33).
+    # --- gates and code changes of the release (versions.GATES, versions.CHANGES) ---
     pod_level_resources: bool
-    # ContainerRestartRules: beta, on from 1.35 (container restartPolicy and rules).
     container_restart_rules: bool
-    # RestartAllContainersOnContainerExits: beta, on in 1.36.
+    """AllowContainerRestartPolicyRules: the gate, or the stored template uses the rules."""
     restart_all_containers: bool
-    # EnvFiles: beta, on from 1.35 (fileKeyRef, and the longer "must specify one of" message).
+    """AllowRestartAllContainers: the gate, or the stored template uses the action."""
     env_files: bool
-    # ImageVolume: beta on from 1.35 (image volumes are dropped before validation before).
+    """AllowEnvFilesValidation: the gate, or the stored template has a fileKeyRef."""
     image_volume: bool
-    # 1.36: an image volume's reference is required in templates too.
     image_reference_required: bool
-    # StrictIPCIDRValidation: beta, on in 1.36.
+    """Not AllowEmptyImageVolumeReference (1.37: required in templates unless the stored
+    template has an empty reference; before 1.37 required in pods only)."""
     strict_ip: bool
-    # 1.36 code: "when pod `restartPolicy` is 'Never'"; RestartContainer refused on
-    # non-sidecar init containers.
     newest_resize_policy: bool
-    # DynamicResourceAllocation: on from 1.34.
     dra: bool
-    # HostnameOverride: beta, on from 1.35.
     hostname_override: bool
+    topology_selector_merge: bool
+    """AllowMatchLabelKeysInPodTopologySpreadSelectorMerge."""
+    toleration_operators_listed: bool
+    """ValidateTolerations knows Lt and Gt (from 1.35) and lists them as supported."""
+    share_process_namespace_last: bool
+    """validateShareProcessNamespace after the pod security context (1.37), not inside it; and
+    validateWindows's host namespace fields after the security context's."""
+    volume_attributes_class: bool
+    """An ephemeral volume's volumeAttributesClassName is judged (EnableVolumeAttributesClass)."""
+    # --- relaxations from the stored template (UPDATE) ---
+    allow_taint_toleration_comparison_operators: bool = False
+    allow_only_recursive_se_linux_change_policy: bool = True
+    allow_indivisible_huge_pages_values: bool = False
+    allow_invalid_label_value_in_selector: bool = False
+    allow_invalid_label_value_in_required_node_affinity: bool = False
+    allow_invalid_topology_spread_constraint_label_selector: bool = False
+    old_pod_violates_match_label_keys_validation: bool = False
+    old_pod_violates_legacy_match_label_keys_validation: bool = False
+    allow_non_local_projected_token_path: bool = False
+    allow_namespaced_sysctls_for_host_net_and_host_ipc: bool = False
+    allow_user_namespaces_with_volume_devices: bool = False
+    allow_user_namespaces_host_network_support: bool = False
+    allow_existing_restart_container_for_non_sidecar_init_container: bool = False
+    allow_sys_admin_when_privilege_escalation_false: bool = False
+    allow_invalid_pod_deletion_cost: bool = False
 
-    @property
-    def topology_selector_merge(self) -> bool:
-        """MatchLabelKeysInPodTopologySpreadSelectorMerge: beta, on from 1.34."""
-        return self.version != "1.33"
 
-
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=16)
 def pod_options(version: str = DEFAULT_VERSION) -> PodOptions:
-    if version not in SUPPORTED_VERSIONS:
-        version = DEFAULT_VERSION
-    minor = int(version.split(".")[1])
+    """The options of a CREATE (no stored template) in `version` (UnsupportedVersionError for
+    a release not in versions.RELEASES)."""
+    release = Release.of(version)
     return PodOptions(
         version=version,
-        pod_level_resources=minor >= 34,
-        container_restart_rules=minor >= 35,
-        restart_all_containers=minor >= 36,
-        env_files=minor >= 35,
-        image_volume=minor >= 35,
-        image_reference_required=minor >= 36,
-        strict_ip=minor >= 36,
-        newest_resize_policy=minor >= 36,
-        dra=minor >= 34,
-        hostname_override=minor >= 35,
+        pod_level_resources=release.gate("PodLevelResources"),
+        container_restart_rules=release.gate("ContainerRestartRules"),
+        restart_all_containers=release.gate("RestartAllContainersOnContainerExits"),
+        env_files=release.gate("EnvFiles"),
+        image_volume=release.gate("ImageVolume"),
+        image_reference_required=release.has("ImageVolumeReferenceRequiredInTemplates"),
+        strict_ip=release.gate("StrictIPCIDRValidation"),
+        newest_resize_policy=release.has("ResizePolicyOfNonSidecarInitContainers"),
+        dra=release.gate("DynamicResourceAllocation"),
+        hostname_override=release.gate("HostnameOverride"),
+        topology_selector_merge=release.gate("MatchLabelKeysInPodTopologySpreadSelectorMerge"),
+        toleration_operators_listed=release.has("TolerationComparisonOperatorsListed"),
+        volume_attributes_class=release.gate("VolumeAttributesClass"),
+        share_process_namespace_last=release.has("ShareProcessNamespaceAfterSecurityContext"),
+        allow_taint_toleration_comparison_operators=release.gate(
+            "TaintTolerationComparisonOperators"
+        ),
+        allow_only_recursive_se_linux_change_policy=not release.gate("SELinuxMount"),
+        allow_invalid_pod_deletion_cost=not release.gate("PodDeletionCost"),
     )
 
 
@@ -145,9 +173,13 @@ def check_labels(rule: str, labels: Any, path: str) -> list[FieldError]:
     return errors
 
 
-def check_label_selector(rule: str, selector: Any, path: str) -> list[FieldError]:
+def check_label_selector(
+    rule: str, selector: Any, path: str, *, allow_invalid_label_value: bool = False
+) -> list[FieldError]:
     """metav1 ValidateLabelSelector (`selectors.validate_label_selector`)."""
-    return validate_label_selector(rule, selector, path)
+    return validate_label_selector(
+        rule, selector, path, allow_invalid_label_value=allow_invalid_label_value
+    )
 
 
 def is_valid_ip(value: str) -> bool:

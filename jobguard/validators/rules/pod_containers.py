@@ -4,6 +4,8 @@ and what they call), each `(value, path, options) -> list[FieldError]`.
 
 Values are judged as the API server judges them after v1 defaulting: an unset httpGet path or
 scheme, probe threshold or terminationMessagePolicy is its default (defaults.py).
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations

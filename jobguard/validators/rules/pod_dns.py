@@ -1,6 +1,9 @@
 """POD-023: DNS and host names (upstream validateDNSPolicy, validatePodDNSConfig,
 ValidateHostAliases, the hostname and subdomain checks of ValidatePodSpec, validatePodHostName),
-each `(value, path, options) -> list[FieldError]`."""
+each `(value, path, options) -> list[FieldError]`.
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""JS-008: `spec.podFailurePolicy` structure (upstream `validatePodFailurePolicy`)."""
+"""JS-008: `spec.podFailurePolicy` structure (upstream `validatePodFailurePolicy`).
+
+Upstream: `pkg/apis/batch/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from jobguard.validators.model import (
     JobSpec,
     PodConditionsPattern,
 )
-from jobguard.validators.rules.metadata_update import qualified_name_problem
+from jobguard.validators.rules.metadata_update import key_problems
 from jobguard.validators.strategy import SpecOptions
 
 MAX_RULES = 20
@@ -95,7 +98,7 @@ def _pod_conditions(
     for k, condition in enumerate(conditions):
         cpath = f"{path}[{k}]"
         ctype = condition.type
-        if (problem := qualified_name_problem(ctype)) is not None:
+        for problem in key_problems(ctype):
             errors.append(invalid(RULE, f"{cpath}.type", ctype, problem))
         # The Job defaulter sets an empty status to "True"; CronJob templates are not defaulted.
         status = condition.status or ""

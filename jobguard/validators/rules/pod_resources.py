@@ -2,8 +2,10 @@
 validateResourceClaimNames), each `(value, path, options) -> list[FieldError]`.
 
 DynamicResourceAllocation is off in 1.33 (the fields are dropped before validation) and on from
-1.34. Container resources themselves are POD-009 and POD-010 (pod.py); pod-level `resources`
-and `overhead` are not covered.
+1.34. Resources themselves (the containers', the pod-level `resources` and `overhead`) are
+POD-009 and POD-010 (pod.py).
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations

@@ -1,10 +1,14 @@
 """POD-020 (node selector and affinity), POD-021 (tolerations), POD-022 (topology spread) and
 POD-024 (the pod's scalar fields): upstream's validateAffinity, ValidateTolerations,
 validateTopologySpreadConstraints and the scalar checks of ValidatePodSpec, each
-`(value, path, options) -> list[FieldError]`."""
+`(value, path, options) -> list[FieldError]`.
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from jobguard.validators.errors import (
@@ -120,17 +124,18 @@ def _weight(term: dict[str, Any], path: str) -> list[FieldError]:
     return []
 
 
-def _node_affinity(affinity: dict[str, Any], path: str) -> list[FieldError]:
+def _node_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateNodeAffinity (ValidateNodeSelector, ValidatePreferredSchedulingTerms)."""
     errors: list[FieldError] = []
     required_terms = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if isinstance(required_terms, dict):
         at = f"{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
         terms = as_list(required_terms.get("nodeSelectorTerms"))
+        check_values = not options.allow_invalid_label_value_in_required_node_affinity
         if not terms:
             errors.append(required("POD-020", at, "must have at least one node selector term"))
         for index, term in enumerate(terms):
-            errors += _node_selector_term(term, True, f"{at}[{index}]")
+            errors += _node_selector_term(term, check_values, f"{at}[{index}]")
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
@@ -141,15 +146,30 @@ def _node_affinity(affinity: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _pod_affinity_term(term: dict[str, Any], path: str) -> list[FieldError]:
+def _pod_affinity_term(term: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validatePodAffinityTerm."""
     rule = "POD-020"
-    errors = check_label_selector(rule, term.get("labelSelector"), f"{path}.labelSelector")
-    errors += check_label_selector(rule, term.get("namespaceSelector"), f"{path}.namespaceSelector")
+    # ValidatePodAffinityTermSelector
+    allow = options.allow_invalid_label_value_in_selector
+    errors = check_label_selector(
+        rule, term.get("labelSelector"), f"{path}.labelSelector", allow_invalid_label_value=allow
+    )
+    errors += check_label_selector(
+        rule,
+        term.get("namespaceSelector"),
+        f"{path}.namespaceSelector",
+        allow_invalid_label_value=allow,
+    )
     for namespace in as_list(term.get("namespaces")):
         if isinstance(namespace, str):
             errors += each(rule, f"{path}.namespace", namespace, label_problems(namespace))
-    errors += _match_label_keys(term, path, ("matchLabelKeys", "mismatchLabelKeys"))
+    errors += validate_match_label_keys_and_mismatch_label_keys(
+        rule,
+        path,
+        _str_list(term.get("matchLabelKeys")),
+        _str_list(term.get("mismatchLabelKeys")),
+        _selector_or_none(term.get("labelSelector")),
+    )
     topology_key = text(term.get("topologyKey"))
     if topology_key is None:
         return errors
@@ -160,34 +180,98 @@ def _pod_affinity_term(term: dict[str, Any], path: str) -> list[FieldError]:
     )
 
 
-def _match_label_keys(term: dict[str, Any], path: str, kinds: tuple[str, ...]) -> list[FieldError]:
-    """ValidateMatchLabelKeysAndMismatchLabelKeys: keys need a labelSelector and are
-    qualified names (the checks against the selector's own keys are not covered)."""
-    rule = "POD-020"
+def _str_list(value: Any) -> list[str]:
+    """A []string field: its strings (other types are the decoder's to judge)."""
+    return [item for item in as_list(value) if isinstance(item, str)]
+
+
+def _selector_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def validate_label_keys(
+    rule: str, path: str, label_keys: list[str], label_selector: dict[str, Any] | None
+) -> list[FieldError]:
+    """validateLabelKeys: matchLabelKeys or mismatchLabelKeys need a labelSelector and are
+    label names."""
+    if not label_keys:
+        return []
+    if label_selector is None:
+        return [forbidden(rule, path, "must not be specified when labelSelector is not set")]
     errors: list[FieldError] = []
-    has_selector = isinstance(term.get("labelSelector"), dict)
-    for kind in kinds:
-        keys = as_list(term.get(kind))
-        if not keys:
-            continue
-        if not has_selector:
-            detail = "must not be specified when labelSelector is not set"
-            errors.append(forbidden(rule, f"{path}.{kind}", detail))
-            continue
-        for index, key in enumerate(keys):
-            if isinstance(key, str):
-                errors += each(rule, f"{path}.{kind}[{index}]", key, qualified_name_problems(key))
+    for index, key in enumerate(label_keys):
+        errors += each(rule, f"{path}[{index}]", key, qualified_name_problems(key))
     return errors
 
 
-def _pod_affinity(affinity: dict[str, Any], path: str) -> list[FieldError]:
+def validate_match_label_keys_and_mismatch_label_keys(
+    rule: str,
+    path: str,
+    match_label_keys: list[str],
+    mismatch_label_keys: list[str],
+    label_selector: dict[str, Any] | None,
+) -> list[FieldError]:
+    """ValidateMatchLabelKeysAndMismatchLabelKeys. A key of matchLabelKeys conflicts with the
+    selector only when a matchExpression names a key the selector already holds (upstream
+    expects the keys merged into the selector first, as the pod strategy does; a template is
+    not merged)."""
+    errors = validate_label_keys(rule, f"{path}.matchLabelKeys", match_label_keys, label_selector)
+    errors += validate_label_keys(
+        rule, f"{path}.mismatchLabelKeys", mismatch_label_keys, label_selector
+    )
+    if label_selector is not None:
+        positions = {key: index for index, key in enumerate(match_label_keys)}
+        selector_keys = {
+            k for k in as_dict(label_selector.get("matchLabels")) if isinstance(k, str)
+        }
+        for expression in as_list(label_selector.get("matchExpressions")):
+            key = text(as_dict(expression).get("key"))
+            if key is None:
+                continue
+            if key in positions and key in selector_keys:
+                detail = "exists in both matchLabelKeys and labelSelector"
+                errors.append(invalid(rule, f"{path}[{positions[key]}]", key, detail))
+            selector_keys.add(key)
+    mismatched = set(mismatch_label_keys)
+    for index, key in enumerate(match_label_keys):
+        if key in mismatched:
+            detail = "exists in both matchLabelKeys and mismatchLabelKeys"
+            errors.append(invalid(rule, f"{path}.matchLabelKeys[{index}]", key, detail))
+    return errors
+
+
+def validate_match_label_keys_in_topology_spread(
+    rule: str, path: str, match_label_keys: list[str], label_selector: dict[str, Any] | None
+) -> list[FieldError]:
+    """ValidateMatchLabelKeysInTopologySpread (the legacy check): label names, none of them a
+    key of the selector."""
+    if not match_label_keys:
+        return []
+    errors: list[FieldError] = []
+    selector_keys: set[Any] = set()
+    if label_selector is not None:
+        selector_keys |= set(as_dict(label_selector.get("matchLabels")))
+        selector_keys |= {
+            text(as_dict(e).get("key")) for e in as_list(label_selector.get("matchExpressions"))
+        }
+    else:
+        errors.append(forbidden(rule, path, "must not be specified when labelSelector is not set"))
+    for index, key in enumerate(match_label_keys):
+        at = f"{path}[{index}]"
+        errors += each(rule, at, key, qualified_name_problems(key))
+        if key in selector_keys:
+            errors.append(invalid(rule, at, key, "exists in both matchLabelKeys and labelSelector"))
+    return errors
+
+
+def _pod_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validatePodAffinity / validatePodAntiAffinity."""
     errors: list[FieldError] = []
     at = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
     ):
-        errors += _pod_affinity_term(as_dict(term), f"{at}[{index}]")
+        errors += _pod_affinity_term(as_dict(term), f"{at}[{index}]", options)
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
@@ -195,7 +279,7 @@ def _pod_affinity(affinity: dict[str, Any], path: str) -> list[FieldError]:
         term = as_dict(term)
         errors += _weight(term, f"{at}[{index}]")
         errors += _pod_affinity_term(
-            as_dict(term.get("podAffinityTerm")), f"{at}[{index}].podAffinityTerm"
+            as_dict(term.get("podAffinityTerm")), f"{at}[{index}].podAffinityTerm", options
         )
     return errors
 
@@ -205,10 +289,10 @@ def check_affinity(value: Any, path: str, options: PodOptions) -> list[FieldErro
     affinity = as_dict(value)
     errors: list[FieldError] = []
     if isinstance(affinity.get("nodeAffinity"), dict):
-        errors += _node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity")
+        errors += _node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity", options)
     for kind in ("podAffinity", "podAntiAffinity"):
         if isinstance(affinity.get(kind), dict):
-            errors += _pod_affinity(affinity[kind], f"{path}.{kind}")
+            errors += _pod_affinity(affinity[kind], f"{path}.{kind}", options)
     return errors
 
 
@@ -217,8 +301,31 @@ def check_affinity(value: Any, path: str, options: PodOptions) -> list[FieldErro
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
+def _comparison_value(value: str, path: str) -> list[FieldError]:
+    """An Lt/Gt toleration's value: content.IsDecimalInteger, then strconv.ParseInt."""
+    rule = "POD-021"
+    errors: list[FieldError] = []
+    if _DECIMAL.fullmatch(value) is None:
+        detail = "must be non-empty" if value == "" else _DECIMAL_MSG
+        errors.append(invalid(rule, path, value, detail))
+    if _GO_INT.fullmatch(value) is None:
+        errors.append(
+            invalid(rule, path, value, f'strconv.ParseInt: parsing "{value}": invalid syntax')
+        )
+    elif not -(2**63) <= int(value) < 2**63:
+        detail = f'strconv.ParseInt: parsing "{value}": value out of range'
+        errors.append(invalid(rule, path, value, detail))
+    return errors
+
+
+_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
+_DECIMAL_MSG = "must be a valid decimal integer in canonical form"
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
 def check_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldError]:
-    """ValidateTolerations (Lt and Gt are alpha, off in every supported version)."""
+    """ValidateTolerations (Lt and Gt: TaintTolerationComparisonOperators is alpha, off in
+    every supported release; an UPDATE keeps them when the stored template has them)."""
     rule = "POD-021"
     errors: list[FieldError] = []
     for index, toleration in enumerate(as_list(value)):
@@ -250,9 +357,12 @@ def check_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldE
             if toleration_value:
                 detail = "value must be empty when `operator` is 'Exists'"
                 errors.append(invalid(rule, f"{at}.operator", toleration_value, detail))
-        elif operator in ("Lt", "Gt") and options.version not in ("1.33", "1.34"):
-            supported = ["Equal", "Exists", "Lt", "Gt"]
-            errors.append(not_supported(rule, f"{at}.operator", operator, supported))
+        elif operator in ("Lt", "Gt") and options.toleration_operators_listed:
+            if not options.allow_taint_toleration_comparison_operators:
+                supported = ["Equal", "Exists", "Lt", "Gt"]
+                errors.append(not_supported(rule, f"{at}.operator", operator, supported))
+            else:
+                errors += _comparison_value(toleration_value, f"{at}.value")
         else:
             errors.append(not_supported(rule, f"{at}.operator", operator, ["Equal", "Exists"]))
         if effect and effect not in TAINT_EFFECTS:
@@ -301,37 +411,30 @@ def check_topology_spread(value: Any, path: str, options: PodOptions) -> list[Fi
                     not_supported(rule, f"{at}.{policy_name}", policy, ["Honor", "Ignore"])
                 )
         errors += _spread_match_label_keys(constraint, at, options)
-        errors += check_label_selector(rule, constraint.get("labelSelector"), f"{at}.labelSelector")
+        if not options.allow_invalid_topology_spread_constraint_label_selector:
+            errors += check_label_selector(
+                rule, constraint.get("labelSelector"), f"{at}.labelSelector"
+            )
     return errors
 
 
 def _spread_match_label_keys(
     constraint: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
-    """ValidateMatchLabelKeysInTopologySpread (1.33) / ValidateMatchLabelKeysAndMismatch-
-    LabelKeys (1.34 and later)."""
-    rule = "POD-022"
-    keys = as_list(constraint.get("matchLabelKeys"))
-    if not keys:
-        return []
-    selector = constraint.get("labelSelector")
-    if not isinstance(selector, dict):
-        detail = "must not be specified when labelSelector is not set"
-        return [forbidden(rule, f"{path}.matchLabelKeys", detail)]
-    selector_keys: set[Any] = set(as_dict(selector.get("matchLabels")))
-    selector_keys |= {as_dict(e).get("key") for e in as_list(selector.get("matchExpressions"))}
-    errors: list[FieldError] = []
-    for index, key in enumerate(keys):
-        if not isinstance(key, str):
-            continue
-        at = f"{path}.matchLabelKeys[{index}]"
-        errors += each(rule, at, key, qualified_name_problems(key))
-        if key in selector_keys:
-            # 1.34 and later name the constraint itself, indexed (upstream's fldPath.Index(i)).
-            conflict_at = at if not options.topology_selector_merge else f"{path}[{index}]"
-            detail = "exists in both matchLabelKeys and labelSelector"
-            errors.append(invalid(rule, conflict_at, key, detail))
-    return errors
+    """The matchLabelKeys check of validateTopologySpreadConstraints: the legacy function in
+    1.33, the preferred one from 1.34 unless the stored template fails it."""
+    keys = _str_list(constraint.get("matchLabelKeys"))
+    selector = _selector_or_none(constraint.get("labelSelector"))
+    merge = options.topology_selector_merge
+    if (merge and not options.old_pod_violates_match_label_keys_validation) or (
+        not merge and options.old_pod_violates_legacy_match_label_keys_validation
+    ):
+        return validate_match_label_keys_and_mismatch_label_keys(
+            "POD-022", path, keys, [], selector
+        )
+    return validate_match_label_keys_in_topology_spread(
+        "POD-022", f"{path}.matchLabelKeys", keys, selector
+    )
 
 
 # --- scalar fields (POD-024) ---------------------------------------------------------------------

@@ -4,6 +4,8 @@ calls), `(value, path, options) -> list[FieldError]`.
 Judged after v1 defaulting: a volume without a source is an emptyDir, modes default to 0644 and
 a projected token's expirationSeconds to 3600. The legacy in-tree sources (iscsi, rbd, cinder,
 azureDisk, ...) count as a source but their own fields are not judged.
+
+Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from jobguard.validators.errors import (
     not_supported,
     required,
 )
-from jobguard.validators.names import name_is_dns_subdomain
+from jobguard.validators.names import (
+    label_value_problems,
+    name_is_dns_subdomain,
+    qualified_name_problems,
+)
 from jobguard.validators.quantity import QuantityError, quantity_of
 from jobguard.validators.rules.pod_common import (
     POSITIVE,
@@ -28,6 +34,7 @@ from jobguard.validators.rules.pod_common import (
     check_label_selector,
     each,
     file_mode_error,
+    label_problems,
     local_path_problems,
     opt_int,
     subdomain_problems,
@@ -169,7 +176,7 @@ def _named_source(source: dict[str, Any], name_field: str, path: str) -> list[Fi
     return errors
 
 
-def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
+def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateProjectedVolumeSource and validateProjectionSources."""
     errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
     paths: set[str] = set()
@@ -221,7 +228,7 @@ def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
             token_path = text(token.get("path"))
             if token_path == "":
                 errors.append(required("POD-015", f"{path}.path"))
-            elif token_path is not None:
+            elif token_path is not None and not options.allow_non_local_projected_token_path:
                 errors += _non_reserved_path(token_path, f"{path}.path")
         if count > 1:
             detail = "may not specify more than 1 volume type per source"
@@ -229,21 +236,84 @@ def _projected(source: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _claim_template(template: dict[str, Any], path: str) -> list[FieldError]:
-    """ValidatePersistentVolumeClaimTemplate: the claim spec's essentials (access modes, the
-    storage request, volumeMode, selector)."""
+# ObjectMeta's fields in Go's order, by the name validateFieldAllowList reports (the Go field
+# name with a lower-case first letter: UID is "uID"); only labels and annotations may be set.
+_TEMPLATE_META_FIELDS = (
+    ("name", "name"),
+    ("generateName", "generateName"),
+    ("namespace", "namespace"),
+    ("selfLink", "selfLink"),
+    ("uid", "uID"),
+    ("resourceVersion", "resourceVersion"),
+    ("generation", "generation"),
+    ("creationTimestamp", "creationTimestamp"),
+    ("deletionTimestamp", "deletionTimestamp"),
+    ("deletionGracePeriodSeconds", "deletionGracePeriodSeconds"),
+    ("ownerReferences", "ownerReferences"),
+    ("finalizers", "finalizers"),
+    ("managedFields", "managedFields"),
+)
+
+
+def validate_template_object_meta(meta: dict[str, Any], path: str) -> list[FieldError]:
+    """ValidateTemplateObjectMeta: annotations and labels, and no other field set."""
+    errors: list[FieldError] = []
+    for key in as_dict(meta.get("annotations")):
+        if isinstance(key, str):
+            errors += each(
+                "POD-015", f"{path}.annotations", key, qualified_name_problems(key.lower())
+            )
+    for key, value in as_dict(meta.get("labels")).items():
+        if isinstance(key, str):
+            errors += each("POD-015", f"{path}.labels", key, qualified_name_problems(key))
+        if isinstance(value, str):
+            errors += each("POD-015", f"{path}.labels", value, label_value_problems(value))
+    for key, shown in _TEMPLATE_META_FIELDS:
+        if meta.get(key) not in (None, "", 0, [], {}):
+            errors.append(forbidden("POD-015", f"{path}.{shown}", "cannot be set"))
+    return errors
+
+
+def _data_source(source: dict[str, Any], path: str, ref: bool) -> list[FieldError]:
+    """validateDataSource, or with `ref` validateDataSourceRef."""
+    errors: list[FieldError] = []
+    if not text(source.get("name")):
+        errors.append(required("POD-015", f"{path}.name"))
+    kind = text(source.get("kind")) or ""
+    if not kind:
+        errors.append(required("POD-015", f"{path}.kind"))
+    group = text(source.get("apiGroup")) or ""
+    if not group and kind != "PersistentVolumeClaim":
+        detail = "must be 'PersistentVolumeClaim' when referencing the default apiGroup"
+        errors.append(invalid("POD-015", path, kind, detail))
+    if group:
+        errors += each("POD-015", f"{path}.apiGroup", group, subdomain_problems(group))
+    namespace = text(source.get("namespace")) or ""
+    if ref and namespace:
+        errors += each("POD-015", f"{path}.namespace", namespace, label_problems(namespace))
+    return errors
+
+
+def _claim_template(template: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+    """ValidatePersistentVolumeClaimTemplate: ValidateTemplateObjectMeta and
+    ValidatePersistentVolumeClaimSpec."""
+    errors = validate_template_object_meta(as_dict(template.get("metadata")), f"{path}.metadata")
     spec = as_dict(template.get("spec"))
     at = f"{path}.spec"
-    errors: list[FieldError] = []
     modes = as_list(spec.get("accessModes"))
     if not modes:
         detail = "at least 1 access mode is required"
         errors.append(required("POD-015", f"{at}.accessModes", detail))
     errors += check_label_selector("POD-015", spec.get("selector"), f"{at}.selector")
+    once_pod = other = False
     for mode in modes:
         if isinstance(mode, str) and mode not in ACCESS_MODES:
             errors.append(not_supported("POD-015", f"{at}.accessModes", mode, ACCESS_MODES))
-    if "ReadWriteOncePod" in modes and len(modes) > 1:
+        if mode == "ReadWriteOncePod":
+            once_pod = True
+        elif mode in ACCESS_MODES:
+            other = True
+    if once_pod and other:
         detail = "may not use ReadWriteOncePod with other access modes"
         errors.append(forbidden("POD-015", f"{at}.accessModes", detail))
     storage = as_dict(as_dict(spec.get("resources")).get("requests")).get("storage")
@@ -257,9 +327,36 @@ def _claim_template(template: dict[str, Any], path: str) -> list[FieldError]:
             quantity = None
         if quantity is not None and quantity.value <= 0:
             errors.append(invalid("POD-015", storage_path, str(quantity), POSITIVE))
+    class_name = text(spec.get("storageClassName"))
+    if class_name:
+        errors += each(
+            "POD-015", f"{at}.storageClassName", class_name, subdomain_problems(class_name)
+        )
     mode = spec.get("volumeMode")
     if isinstance(mode, str) and mode not in ("Block", "Filesystem"):
         errors.append(not_supported("POD-015", f"{at}.volumeMode", mode, ["Block", "Filesystem"]))
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if isinstance(source, dict):
+        errors += _data_source(source, f"{at}.dataSource", False)
+    if isinstance(ref, dict):
+        errors += _data_source(ref, f"{at}.dataSourceRef", True)
+    if isinstance(ref, dict) and text(ref.get("namespace")):
+        detail = "may not be specified when dataSourceRef.namespace is specified"
+        errors += [invalid("POD-015", at, {}, detail)] if isinstance(source, dict) else []
+    elif (
+        isinstance(source, dict)
+        and isinstance(ref, dict)
+        and any(source.get(k) != ref.get(k) for k in ("apiGroup", "kind", "name"))
+    ):
+        errors.append(invalid("POD-015", at, {}, "must match dataSourceRef"))
+    attributes_class = text(spec.get("volumeAttributesClassName"))
+    if attributes_class and options.volume_attributes_class:
+        errors += each(
+            "POD-015",
+            f"{at}.volumeAttributesClassName",
+            attributes_class,
+            subdomain_problems(attributes_class),
+        )
     return errors
 
 
@@ -317,14 +414,14 @@ def _one_source(
             errors += _downward_file(as_dict(item), path)
         return errors
     if key == "projected":
-        return _projected(source, path)
+        return _projected(source, path, options)
     if key == "csi":
         return _csi(source, path)
     if key == "ephemeral":
         template = source.get("volumeClaimTemplate")
         if not isinstance(template, dict):
             return [required("POD-015", f"{path}.volumeClaimTemplate")]
-        return _claim_template(template, f"{path}.volumeClaimTemplate")
+        return _claim_template(template, f"{path}.volumeClaimTemplate", options)
     if key == "image":
         errors = []
         if options.image_reference_required and not text(source.get("reference")):

@@ -14,7 +14,7 @@ from jobguard.validators.context import Requester
 from jobguard.validators.errors import FieldError, forbidden
 from jobguard.validators.globs import glob_match
 from jobguard.validators.lifecycle import COMPLETE, FAILED, JobState, Transition
-from jobguard.validators.versions import Semantics
+from jobguard.validators.versions import NE009_MESSAGE, Semantics
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +127,7 @@ def check_suspend_update(
             forbidden(
                 "NE-009",
                 f"{path}.template",
-                "scheduling directives of a Job that has already run become mutable only "
-                "from Kubernetes 1.36 (KEP-5440)",
+                NE009_MESSAGE,
             )
         )
     return errors

@@ -1,5 +1,8 @@
 """Generated labels and selectors (TM-005..TM-007) and pod template mutability (TM-001..TM-004)
-for batch/v1 Jobs, on the Job as sent (`JobJson`); docs/RULES.md, "Pod template and selectors (TM)"."""
+for batch/v1 Jobs, on the Job as sent (`JobJson`); docs/RULES.md, "Pod template and selectors (TM)".
+
+Upstream: `pkg/apis/batch/validation/validation.go` (validateGeneratedSelector, ValidateJobSpec's selector checks, validatePodTemplateUpdate), kubernetes v1.37.2 (git tag v1.37.2).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +22,12 @@ from jobguard.validators.prepare import (
     LEGACY_CONTROLLER_UID_LABEL,
     LEGACY_JOB_NAME_LABEL,
 )
-from jobguard.validators.selectors import selector_matches, validate_selector
+from jobguard.validators.selectors import (
+    label_selector_has_invalid_label_value,
+    selector_matches,
+    validate_label_selector,
+    validate_selector,
+)
 from jobguard.validators.semantic import field_changes
 from jobguard.validators.strategy import JobOptions
 
@@ -58,9 +66,12 @@ def check_generated_selector(
     return errors
 
 
-def check_selector(job: JobJson, old: JobJson | None, path: str, opts: None) -> list[FieldError]:
-    """TM-007 selector required and well formed; TM-006 it selects the template labels
-    (`path` is the Job's spec)."""
+def check_selector(
+    job: JobJson, old: JobJson | None, path: str, allow_invalid_label_value: bool
+) -> list[FieldError]:
+    """TM-007 selector required and valid (ValidateLabelSelector, with upstream's
+    AllowInvalidLabelValueInSelector); TM-006 it selects the template labels (`path` is the
+    Job's spec)."""
     selector = job.selector
     labels = job.template_labels
     errors: list[FieldError] = []
@@ -68,8 +79,16 @@ def check_selector(job: JobJson, old: JobJson | None, path: str, opts: None) -> 
         # A null selector selects nothing, so upstream reports the labels mismatch too.
         errors.append(required("TM-007", f"{path}.selector"))
     else:
-        errors += validate_selector("TM-007", selector, f"{path}.selector")
-        if errors:
+        errors += validate_label_selector(
+            "TM-007",
+            selector,
+            f"{path}.selector",
+            allow_invalid_label_value=allow_invalid_label_value,
+        )
+        # LabelSelectorAsSelector fails on any of these (an invalid value too): no match.
+        if errors or (
+            allow_invalid_label_value and label_selector_has_invalid_label_value(selector)
+        ):
             return errors
     if not selector_matches(selector, labels):
         errors.append(
