@@ -486,6 +486,7 @@ class Jobguard:
     port: int = 0
     kubeconfig: Path | None = None
     """The cluster jobguard reads (kubernetesVersion: auto, the background audit)."""
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def ca(self) -> Path:
@@ -520,7 +521,7 @@ class Jobguard:
                 *extra_args,
             ],
             self.directory,
-            env={"KUBECONFIG": str(self.kubeconfig)} if self.kubeconfig else None,
+            env={**({"KUBECONFIG": str(self.kubeconfig)} if self.kubeconfig else {}), **self.env},
         )
         process = self.process
 
@@ -586,13 +587,28 @@ def _up(directory: Path, config_file: Path) -> int:
         print(error, file=sys.stderr)
         return 1
     guard = Jobguard(directory / "jobguard", kubeconfig=plane.kubeconfig)
+    guard.port = free_port()
     try:
-        guard.start(config)
-        objects = registrations(config, guard.url, guard.ca.read_bytes(), release=plane.release())
         with plane.http() as api:
-            register(api, objects)
+            create_namespace(api, "jobguard-system")
             for namespace in _example_namespaces(config):
                 create_namespace(api, namespace)
+            # jobguard keeps its own registrations, as in a cluster install (the leader of
+            # `serve --register-webhooks`), reaching itself by URL instead of a Service.
+            guard.start(
+                config,
+                (
+                    "--register-webhooks=jobguard-system/jobguard",
+                    f"--webhook-url={guard.url}",
+                ),
+            )
+            registered = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+            wait_until(
+                lambda: api.get(f"{registered}/jobguard").is_success, 60, "jobguard's registrations"
+            )
+            # The API server loads new registrations asynchronously: a moment to take effect.
+            for namespace in _example_namespaces(config)[:1]:
+                wait_until(_judged(api, namespace), 30, "the registrations in effect")
     except (TimeoutError, OSError, httpx.HTTPError) as error:
         guard.stop()
         plane.stop()
@@ -609,6 +625,38 @@ def _up(directory: Path, config_file: Path) -> int:
     print(f"kubectl: {directory / 'bin' / 'kubectl'}")
     print(f"logs: {plane.logs} and {guard.directory}; stop it with `make cluster-down`")
     return 0
+
+
+def _judged(api: httpx.Client, namespace: str) -> Callable[[], bool]:
+    """Whether a dry-run create of a queued, unsuspended Job in `namespace` by a user (the
+    administrator impersonating alice) is held or refused: the registrations are in effect."""
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "canary", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {
+            "suspend": False,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox:1.36"}],
+                }
+            },
+        },
+    }
+
+    def judged() -> bool:
+        response = api.post(
+            f"/apis/batch/v1/namespaces/{namespace}/jobs",
+            params={"dryRun": "All"},
+            json=body,
+            headers={"Impersonate-User": "alice"},
+        )
+        if response.status_code == 201:
+            return bool(response.json()["spec"].get("suspend"))
+        return response.status_code == 403
+
+    return judged
 
 
 def _example_namespaces(config: dict[str, Any]) -> list[str]:

@@ -214,6 +214,10 @@ class BackgroundAuditOptions:
     """One report per namespace or per object."""
 
 
+LEADER_POLL = 2.0
+"""Seconds between looks at the Lease while another replica leads."""
+
+
 class BackgroundAudit:
     """Audits the cluster every `interval` seconds in the server (in a worker thread: the
     kubernetes client blocks), publishing metrics and, when asked, reports (PolicyReports or
@@ -229,8 +233,12 @@ class BackgroundAudit:
         write: bool = False,
         report_api: str = "wgpolicyk8s",
         report_scope: str = "namespace",
+        leading: Callable[[], bool] | None = None,
     ) -> None:
         self.connect = connect
+        self.leading = leading
+        """With several replicas, whether this one holds the Lease (the registrations' leader):
+        only the leader audits, so reports are written once. None: audit in every replica."""
         self.settings = settings
         self.metrics = metrics
         self.interval = interval
@@ -276,7 +284,11 @@ class BackgroundAudit:
         return report
 
     async def run(self) -> None:
-        """Audit now and then every `interval` seconds, until cancelled."""
+        """Audit now and then every `interval` seconds, until cancelled; with `leading`, only
+        while this replica leads (a new leader audits within LEADER_POLL seconds)."""
         while True:
+            if self.leading is not None and not self.leading():
+                await asyncio.sleep(min(self.interval, LEADER_POLL))
+                continue
             await asyncio.to_thread(self.run_once)
             await asyncio.sleep(self.interval)

@@ -221,6 +221,12 @@ def add_registration_options(serve: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--webhook-service-port", type=int, default=443, help="the Service's port")
     group.add_argument(
+        "--webhook-url",
+        metavar="URL",
+        help="reach jobguard at this base URL (https://host:port) instead of the Service: a "
+        "control plane outside the cluster's network, such as `make cluster`'s",
+    )
+    group.add_argument(
         "--webhook-lease", metavar="NS/NAME", help="the Lease (default: NS/<NAME>-leader)"
     )
     group.add_argument(
@@ -340,10 +346,19 @@ def serve_registrar(
         beside = Path(args.tls_cert_file).with_name("ca.crt")
         ca_file = str(beside) if beside.exists() else None
     identity = os.environ.get("POD_NAME") or socket.gethostname()
+    try:
+        client_config = (
+            ClientConfig(url=args.webhook_url)
+            if args.webhook_url
+            else ClientConfig(
+                service_namespace=namespace, service_name=name, port=args.webhook_service_port
+            )
+        )
+    except ValueError as exc:
+        print(f"jobguard: --webhook-url: {exc}", file=sys.stderr)
+        return ExitCode.UNUSABLE
     options = RegistrarOptions(
-        client=ClientConfig(
-            service_namespace=namespace, service_name=name, port=args.webhook_service_port
-        ),
+        client=client_config,
         ca_file=ca_file,
         lease=LeaseConfig(lease_ns, lease_name, identity),
         registration=webhook_options(args, "webhook-"),

@@ -159,6 +159,7 @@ def create_app(
             audit.write_reports,
             audit.report_api,
             audit.report_scope,
+            leading=_leading(api.state.registrar),
         )
     if tls is not None:
         metrics.set_certificate(tls.not_after)
@@ -207,3 +208,15 @@ def create_app(
 
 
 app = create_app()
+
+
+def _leading(registrar: Any) -> Callable[[], bool] | None:
+    """Whether this replica leads, when the registrations' Lease elects one (None: no Lease, every
+    replica audits)."""
+    if registrar is None:
+        return None
+
+    def leading() -> bool:
+        return registrar.elector is not None and bool(registrar.elector.leading)
+
+    return leading
