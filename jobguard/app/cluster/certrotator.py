@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import datetime
+import ipaddress
 import logging
 import os
 import tempfile
@@ -57,6 +58,17 @@ class RotationOptions:
     """Seconds a new CA is in the bundle before it signs the serving certificate."""
     owner_cluster_role: str | None = None
     """The Secret's owner (the chart's ClusterRole): removed with it on uninstall."""
+    hosts: tuple[str, ...] = ()
+    """More names the serving certificate holds (DNS names or IP addresses): the host of
+    `--webhook-url`, when the registrations reach jobguard there instead of the Service."""
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _pem(cert: x509.Certificate) -> bytes:
@@ -118,8 +130,10 @@ class CertificateStore:
         self, ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey
     ) -> tuple[bytes, bytes]:
         names = dns_names(self.options.service, self.options.namespace)
+        ips = [h for h in self.options.hosts if _is_ip(h)]
+        names += [h for h in self.options.hosts if not _is_ip(h) and h not in names]
         start = self.now() - datetime.timedelta(minutes=5)
-        cert, key = issue_serving(ca, ca_key, names, [], self.options.serving_days, start)
+        cert, key = issue_serving(ca, ca_key, names, ips, self.options.serving_days, start)
         return _pem(cert), key_pem(key)
 
     def _body(self, state: _State, previous: dict[str, Any] | None) -> dict[str, Any]:

@@ -398,6 +398,9 @@ def serve_certificates(args: argparse.Namespace) -> tuple[Any, Any] | int | None
     except ValueError as exc:
         print(f"jobguard: {exc}", file=sys.stderr)
         return ExitCode.UNUSABLE
+    from urllib.parse import urlsplit
+
+    url_host = urlsplit(args.webhook_url).hostname if args.webhook_url else None
     options = RotationOptions(
         namespace,
         secret,
@@ -405,6 +408,7 @@ def serve_certificates(args: argparse.Namespace) -> tuple[Any, Any] | int | None
         args.certificate_days,
         args.ca_days,
         owner_cluster_role=args.webhook_owner,
+        hosts=(url_host,) if url_host else (),
     )
     directory = Path(args.certificates_dir)
     try:
