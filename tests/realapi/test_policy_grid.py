@@ -60,10 +60,12 @@ def configuration(prefix: str, kind: str) -> tuple[dict[str, Any], str, str]:
         "glob": [f"{prefix}-team-*"],
         "bracket": [f"{prefix}-team-[ab]*"],
         "all": ["*"],
+        "rule-globs": [f"{prefix}-team-*"],
+        "overlapping": [f"{prefix}-team-*"],
     }[kind]
     if kind == "all":
         unmatched = "kueue-system"  # exempt: the only namespace an all-namespace policy skips
-    config = {
+    config: dict[str, Any] = {
         "kubernetesVersion": "auto",
         "exemptions": {"namespaces": ["kube-system", "kueue-system"]},
         "suspendPolicies": [
@@ -80,6 +82,19 @@ def configuration(prefix: str, kind: str) -> tuple[dict[str, Any], str, str]:
             }
         ],
     }
+    if kind == "rule-globs":
+        # Globs that do not depend on their order: SUS-00[1-4] deny, SUS-005 only warns.
+        config["rules"] = {
+            "SUS-00[1-4]": {"enforcement": "deny"},
+            "SUS-005": {"enforcement": "warn"},
+        }
+    if kind == "overlapping":
+        # A narrower policy first, without forceSuspendOnCreate: it wins for team-a (first
+        # match), so there creates are refused instead of suspended (config validate warns).
+        narrow = yaml.safe_load(yaml.safe_dump(config["suspendPolicies"][0]))
+        narrow.update(name="narrow", forceSuspendOnCreate=False)
+        narrow["match"]["namespaces"] = [f"{prefix}-team-a*"]
+        config["suspendPolicies"].insert(0, narrow)
     return config, matched, unmatched
 
 
@@ -156,7 +171,7 @@ def grid_namespaces(admin: httpx.Client) -> Iterator[str]:
     yield f"g{secrets.token_hex(2)}"
 
 
-@pytest.mark.parametrize("kind", ["glob", "bracket", "all"])
+@pytest.mark.parametrize("kind", ["glob", "bracket", "all", "rule-globs", "overlapping"])
 def test_the_policy_grid_holds_with_jobguard_up_and_down(
     plane: ControlPlane,
     admin: httpx.Client,
@@ -215,8 +230,10 @@ def test_the_policy_grid_holds_with_jobguard_up_and_down(
     assert breaks == [], "\n".join(breaks)
     # Not vacuous: a user's resume and relabel out through /status are the SUS denials (her
     # unsuspended creates are suspended by /mutate), and more is refused while jobguard is down.
-    assert denied_when_up == [
-        f"alice resume queued in {matched}",
-        f"alice status-relabel queued in {matched}",
-    ]
+    expected = [f"alice resume queued in {matched}"]
+    if kind == "overlapping":  # the narrow policy does not suspend: a running create is refused
+        expected.insert(0, f"alice create-running queued in {matched}")
+    if kind != "rule-globs":  # SUS-005 only warns there
+        expected.append(f"alice status-relabel queued in {matched}")
+    assert denied_when_up == expected
     assert refused_when_down > len(denied_when_up)
