@@ -598,7 +598,13 @@ def _store(api: httpx.Client, item: Item, stored_file: dict[str, Any], namespace
     path = f"{collection(stored_file, namespace)}/{stored['metadata']['name']}"
     if item.subresource == "status" and "status" in stored_file:
         for _ in range(20):
-            installed = api.put(f"{path}/status", json={**stored, "status": stored_file["status"]})
+            status = copy.deepcopy(stored_file["status"])
+            started = (stored.get("status") or {}).get("startTime")
+            if started and "startTime" in status:
+                # The job controller may have started the Job first: its startTime is fixed
+                # once set (unsuspended), so the stored status keeps it.
+                status["startTime"] = started
+            installed = api.put(f"{path}/status", json={**stored, "status": status})
             if installed.status_code != 409:
                 break
             stored = api.get(path).json()
