@@ -144,7 +144,9 @@ def main() -> None:
     config = yaml.safe_load((ROOT / "examples" / "config" / "kueue.yaml").read_text())
     with tempfile.TemporaryDirectory() as scratch:
         plane = ControlPlane(Path(scratch) / "plane", build())
+        started = time.perf_counter()
         plane.start()
+        ready = time.perf_counter() - started
         guard = Jobguard(Path(scratch) / "jobguard")
         try:
             with plane.http() as admin:
@@ -164,7 +166,13 @@ def main() -> None:
                 unregister(admin, objects)
         finally:
             guard.stop()
+            started = time.perf_counter()
             plane.stop()
+            stopped = time.perf_counter() - started
+    print(
+        f"control plane (etcd, kube-apiserver, kube-controller-manager) ready in {ready:.1f} s, "
+        f"stopped in {stopped:.1f} s"
+    )
     print(
         f"Kubernetes {plane.version}; {args.creates} dry-run Job creates by a user, "
         f"{args.concurrency} at a time (queued Jobs in a team-* namespace)"

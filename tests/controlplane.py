@@ -25,7 +25,7 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from jobguard.validators.registrations import (
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "controlplane" / "build.sh"
 KUEUE_SA = "system:serviceaccount:kueue-system:kueue-controller-manager"
-CRONJOB_CONTROLLER_SA = "system:serviceaccount:kube-system:cronjob-controller"
+CRONJOB_CONTROLLER = "system:serviceaccount:kube-system:cronjob-controller"
 START_TIMEOUT = float(os.environ.get("JOBGUARD_CONTROLPLANE_START_TIMEOUT", "120"))
 BUILD_TIMEOUT = 3600.0
 
@@ -120,12 +120,17 @@ def free_port() -> int:
 
 
 def wait_until(
-    predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2
-) -> None:
+    predicate: Callable[[], Any],
+    timeout: float = 30.0,
+    what: str = "condition",
+    interval: float = 0.2,
+) -> Any:
+    """The predicate's first truthy value, polled; TimeoutError past `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        if predicate():
-            return
+        value = predicate()
+        if value:
+            return value
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what}: not within {timeout:.0f} s")
         time.sleep(interval)
@@ -381,7 +386,7 @@ class ControlPlane:
                     # admission on every Job write (its own role creates Jobs only).
                     "subjects": [
                         {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
-                        for name in ("alice", "bob", KUEUE_SA, CRONJOB_CONTROLLER_SA)
+                        for name in ("alice", "bob", KUEUE_SA, CRONJOB_CONTROLLER)
                     ],
                 },
             )
@@ -705,16 +710,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "up":
         return _up(args.dir.resolve(), args.config)
     return _down(args.dir.resolve())
-
-
-@contextlib.contextmanager
-def running(state: Path) -> Iterator[ControlPlane]:
-    plane = ControlPlane(state, build())
-    plane.start()
-    try:
-        yield plane
-    finally:
-        plane.stop()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from jobguard.app.cluster.policy_reports import policy_reports
 from jobguard.app.config import parse_config
 from jobguard.app.server.app import create_app
 from jobguard.validators import Settings
-from tests.apiserver import StandIn, serving
+from tests.apiserver import StandIn
 from tests.builders import LATER, START, cond, cronjob, job, with_status
 from tests.corpus import DATA, KUEUE_SETUP
 from tests.test_policy import queued_job
@@ -61,12 +60,6 @@ def _objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     )
     broken = with_status(job("broken", uid="uid-broken", namespace="team-b"), active=1, ready=2)
     return [done, bypassed, queued, broken], [cronjob("nightly", namespace="default")]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    with serving(tmp_path_factory.mktemp("apiserver")) as running:
-        yield running
 
 
 @pytest.fixture

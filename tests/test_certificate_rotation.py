@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import base64
 import datetime
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from cryptography import x509
 
 from jobguard.app.cluster.certrotator import (
@@ -26,22 +24,10 @@ from jobguard.app.cluster.lease import LeaseConfig
 from jobguard.app.cluster.registrar import Registrar, RegistrarOptions
 from jobguard.app.config import parse_config
 from jobguard.validators.registrations import ClientConfig
-from tests.apiserver import StandIn, connected, serving
+from tests.apiserver import StandIn
 
 OPTIONS = RotationOptions("jobguard-system", "jobguard-tls", "jobguard", 90, 730, 600)
 KEY = ("secrets", "jobguard-system", "jobguard-tls")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    with serving(tmp_path_factory.mktemp("apiserver")) as running:
-        yield running
-
-
-@pytest.fixture
-def cluster(server: StandIn, tmp_path: Path) -> Iterator[Cluster]:
-    with connected(server, tmp_path) as connection:
-        yield connection
 
 
 class Clock:

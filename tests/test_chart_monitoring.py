@@ -24,7 +24,7 @@ from jobguard.app.config import parse_config
 from jobguard.app.server.app import create_app
 from jobguard.app.server.tls import TLSManager
 from tests.reviews import review
-from tests.test_audit import KUEUE, kubeconfig, server, stand_in  # noqa: F401  (fixtures)
+from tests.test_audit import KUEUE, kubeconfig, stand_in  # noqa: F401  (fixtures)
 from tests.test_chart import render
 from tests.test_operations import bad_job
 from tests.test_policy import body_for, queued_job

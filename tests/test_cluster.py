@@ -27,14 +27,8 @@ from jobguard.app.cluster.client import (
     in_cluster,
 )
 from jobguard.validators import SUPPORTED_VERSIONS
-from tests.apiserver import TOKEN, StandIn, serving
+from tests.apiserver import TOKEN, StandIn
 from tests.builders import cronjob, job
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    with serving(tmp_path_factory.mktemp("apiserver")) as running:
-        yield running
 
 
 @pytest.fixture

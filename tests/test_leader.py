@@ -8,11 +8,9 @@ on stop."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from jobguard.app.cluster.client import Cluster
@@ -21,22 +19,10 @@ from jobguard.app.cluster.registrar import Registrar, RegistrarOptions
 from jobguard.app.config import parse_config
 from jobguard.validators import Settings
 from jobguard.validators.registrations import ClientConfig, webhook_configurations
-from tests.apiserver import StandIn, connected, serving
+from tests.apiserver import StandIn
 from tests.corpus import KUEUE_SETUP
 
 LEASE = ("coordination.k8s.io", "leases")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandIn]:
-    with serving(tmp_path_factory.mktemp("apiserver")) as running:
-        yield running
-
-
-@pytest.fixture
-def cluster(server: StandIn, tmp_path: Path) -> Iterator[Cluster]:
-    with connected(server, tmp_path) as connection:
-        yield connection
 
 
 class Clock:

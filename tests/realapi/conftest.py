@@ -29,7 +29,7 @@ from tests.controlplane import (
     unregister,
     wait_until,
 )
-from tests.realapi.kube import queued_create_is_judged, server_release
+from tests.realapi.kube import queued_create_is_judged
 
 _failure: list[str] = []
 
@@ -81,7 +81,6 @@ class Registered:
         config: dict[str, Any],
         options: RegistrationOptions | None = None,
         serve_args: tuple[str, ...] = (),
-        url: str | None = None,
         canary: str | None = None,
     ) -> list[dict[str, Any]]:
         """Serve `config`, register it, and, given a `canary` namespace of a Kueue-like policy,
@@ -90,10 +89,10 @@ class Registered:
         self.guard.start(config, serve_args)
         self.objects = registrations(
             config,
-            url or self.guard.url,
+            self.guard.url,
             self.guard.ca.read_bytes(),
             options,
-            server_release(self.plane),
+            self.plane.release(),
         )
         with self.plane.http() as api:
             register(api, self.objects)

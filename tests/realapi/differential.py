@@ -269,7 +269,6 @@ def generated_items(count: int = GENERATED) -> list[Item]:
     """`count` Jobs, each a valid base with one field added, removed or changed; the same ones
     on every run (hypothesis, derandomized; only its generation phase runs)."""
     base_items = bases()
-    drawn: list[Item] = []
 
     @st.composite
     def mutated(draw: st.DrawFn) -> Item:
@@ -286,23 +285,7 @@ def generated_items(count: int = GENERATED) -> list[Item]:
         name = f"{base.source}/{base.id}:{path}={json.dumps(value)}"
         return Item("generated", name, body)
 
-    @settings(
-        max_examples=count,
-        derandomize=True,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        deadline=None,
-    )
-    @given(mutated())
-    def collect(item: Item) -> None:
-        drawn.append(item)
-
-    collect()
-    unique: dict[str, Item] = {}
-    for item in drawn:
-        unique.setdefault(item.id, item)
-    return list(unique.values())
+    return draw_unique(mutated(), count)
 
 
 # Fields changed on a stored Job (its spec, metadata, or /status), with the values to try:
@@ -405,7 +388,6 @@ def update_items(count: int = UPDATES) -> list[Item]:
     spec or metadata, or (for a Job) of its /status; the same ones on every run."""
     by_key = {f"{i.source}/{i.id}": i for i in corpus()}
     stored = [by_key[key] for key in UPDATE_BASES]
-    drawn: list[Item] = []
 
     @st.composite
     def changed(draw: st.DrawFn) -> Item:
@@ -426,23 +408,7 @@ def update_items(count: int = UPDATES) -> list[Item]:
         source = "generated-status" if subresource else "generated-update"
         return Item(source, name + json.dumps(value), body, None, subresource, (path, value))
 
-    @settings(
-        max_examples=count,
-        derandomize=True,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        deadline=None,
-    )
-    @given(changed())
-    def collect(item: Item) -> None:
-        drawn.append(item)
-
-    collect()
-    unique: dict[str, Item] = {}
-    for item in drawn:
-        unique.setdefault(item.id, item)
-    return list(unique.values())
+    return draw_unique(changed(), count)
 
 
 # Every in-tree volume source, each in a form the API server refuses (and a few it takes), set
@@ -792,3 +758,26 @@ class Run:
 
 
 RECORD: list[Run] = []
+
+
+def draw_unique(strategy: st.SearchStrategy[Item], count: int) -> list[Item]:
+    """`count` draws of `strategy`, seeded (the same on every run), once each by id."""
+    drawn: list[Item] = []
+
+    @settings(
+        max_examples=count,
+        derandomize=True,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        deadline=None,
+    )
+    @given(strategy)
+    def collect(item: Item) -> None:
+        drawn.append(item)
+
+    collect()
+    unique: dict[str, Item] = {}
+    for item in drawn:
+        unique.setdefault(item.id, item)
+    return list(unique.values())

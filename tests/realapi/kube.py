@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import ssl
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +17,6 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOBS = "/apis/batch/v1/namespaces/{namespace}/jobs"
 CRONJOBS = "/apis/batch/v1/namespaces/{namespace}/cronjobs"
 PODS = "/api/v1/namespaces/{namespace}/pods"
-CRONJOB_CONTROLLER = "system:serviceaccount:kube-system:cronjob-controller"
-JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
 
 
 def job_manifest(
@@ -65,38 +62,6 @@ def identity(plane: ControlPlane, username: str, groups: list[str]) -> httpx.Cli
     return plane.http("admin", headers=tuple(headers))
 
 
-def controller(plane: ControlPlane, name: str) -> httpx.Client:
-    """A client acting as a kube-system controller's service account."""
-    return identity(
-        plane,
-        f"system:serviceaccount:kube-system:{name}",
-        ["system:serviceaccounts", "system:serviceaccounts:kube-system"],
-    )
-
-
-def update_job(
-    client: httpx.Client,
-    namespace: str,
-    name: str,
-    change: Callable[[dict[str, Any]], None],
-    subresource: str = "",
-) -> httpx.Response:
-    """GET, change, PUT; retried on a conflict with the controllers' own writes."""
-    path = (
-        JOBS.format(namespace=namespace) + f"/{name}" + (f"/{subresource}" if subresource else "")
-    )
-    for _ in range(20):
-        current = client.get(path)
-        current.raise_for_status()
-        body = copy.deepcopy(current.json())
-        change(body)
-        response = client.put(path, json=body)
-        if response.status_code != 409:
-            return response
-        time.sleep(0.1)
-    return response
-
-
 def merge_patch(old: Any, new: Any) -> Any:
     """RFC 7386 merge patch turning old into new."""
     if not isinstance(old, dict) or not isinstance(new, dict):
@@ -130,17 +95,6 @@ def get_job(client: httpx.Client, namespace: str, name: str) -> dict[str, Any]:
     response.raise_for_status()
     result: dict[str, Any] = response.json()
     return result
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.2)
 
 
 def metric_samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
@@ -201,21 +155,3 @@ def queued_create_is_judged(
         return answered and (not guard_url or validated() > before)
 
     return judged
-
-
-def server_release(plane: ControlPlane) -> str:
-    """The release jobguard judges this API server by: what `kubernetesVersion: auto` reads."""
-    return plane.release()
-
-
-def merge_patch_apply(target: Any, patch: Any) -> Any:
-    """RFC 7386: the object `patch` (a JSON merge patch) makes of `target`."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch_apply(result.get(key), value)
-    return result

@@ -17,8 +17,8 @@ from jobguard.app.cli.main import main
 from jobguard.app.cluster.client import connect, detect_version
 from jobguard.app.config import parse_config
 from jobguard.validators import SUPPORTED_VERSIONS, export_vap
-from tests.controlplane import ControlPlane, apply, collection_path
-from tests.realapi.kube import JOBS, QUEUE_LABEL, job_manifest, server_release, wait_for
+from tests.controlplane import ControlPlane, apply, collection_path, wait_until
+from tests.realapi.kube import JOBS, QUEUE_LABEL, job_manifest
 
 POLICY: dict[str, Any] = {
     "kubernetesVersion": "auto",
@@ -136,7 +136,7 @@ def report_crds(admin: httpx.Client) -> Iterator[list[str]]:
             conditions = admin.get(path).json().get("status", {}).get("conditions", [])
             return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
-        wait_for(established, what=f"{path} established")
+        wait_until(established, what=f"{path} established")
     yield [crd["spec"]["group"] for crd in crds]
     for crd in crds:
         admin.delete(f"{collection_path(crd)}/{crd['metadata']['name']}")
@@ -183,7 +183,7 @@ def test_exported_policies_are_accepted_and_enforced(
 ) -> None:
     """The CEL of `jobguard export vap`, compiled and evaluated by the real API server."""
     ns = namespace("audit")
-    export = export_vap(parse_config(yaml.safe_dump(POLICY)).to_settings(server_release(plane)))
+    export = export_vap(parse_config(yaml.safe_dump(POLICY)).to_settings(plane.release()))
     try:
         for obj in export.objects:
             apply(admin, obj)
@@ -196,7 +196,7 @@ def test_exported_policies_are_accepted_and_enforced(
                 )
                 return response if response.status_code != 201 else None
 
-            denied = wait_for(refused, 60, "the exported policies to take effect")
+            denied = wait_until(refused, 60, "the exported policies to take effect")
             assert denied.status_code == 403, denied.text
             assert "SUS-001: spec.suspend: Forbidden" in denied.json()["message"]
             suspended = job_manifest("suspended", queue="q", suspend=True)

@@ -25,6 +25,7 @@ import yaml
 
 from jobguard.validators.registrations import RegistrationOptions
 from tests.controlplane import (
+    CRONJOB_CONTROLLER,
     ControlPlane,
     Jobguard,
     create_namespace,
@@ -35,7 +36,6 @@ from tests.controlplane import (
 )
 from tests.realapi.faults import refusing_url, slow_webhook
 from tests.realapi.kube import (
-    CRONJOB_CONTROLLER,
     CRONJOBS,
     JOBS,
     QUEUE_LABEL,
@@ -43,8 +43,6 @@ from tests.realapi.kube import (
     message,
     metric_samples,
     queued_create_is_judged,
-    server_release,
-    wait_for,
 )
 from tests.test_examples import EXAMPLES
 
@@ -94,9 +92,7 @@ def set_up(plane: ControlPlane, directory: Path, fault: str) -> Iterator[SetUp]:
         options = RegistrationOptions(
             name=f"jobguard-{fault}", domain=setup.domain, timeout_seconds=TIMEOUT_SECONDS
         )
-        objects = registrations(
-            config, guard.url, guard.ca.read_bytes(), options, server_release(plane)
-        )
+        objects = registrations(config, guard.url, guard.ca.read_bytes(), options, plane.release())
         mutate_url: str | None = None
         if fault == "slow":
             certs = guard.directory / "certs"
@@ -196,7 +192,7 @@ def test_no_matched_job_runs_past_the_queue_whatever_mutate_does(
                 )
 
         for s in setups:
-            wait_for(partial(fired, s), 100, f"the CronJob's run with /mutate {s.fault}")
+            wait_until(partial(fired, s), 100, f"the CronJob's run with /mutate {s.fault}")
 
         with plane.http() as admin:
             for s in setups:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import yaml
 
 from jobguard.app import certs as certificates
@@ -105,7 +104,7 @@ def test_one_leader_registers_and_audits_and_a_reload_widens_the_scope(
             ]
         )
         lease = f"{name}-leader"
-        leader_name = wait_until_value(lambda: holder(admin, lease), 60, "a leader")
+        leader_name = wait_until(lambda: holder(admin, lease), 60, "a leader")
         leader = replicas[0] if leader_name == "replica-0" else replicas[1]
         follower = replicas[1] if leader is replicas[0] else replicas[0]
         # The leader's registrations are in effect: a queued running create is held.
@@ -129,14 +128,3 @@ def test_one_leader_registers_and_audits_and_a_reload_widens_the_scope(
         leader.stop()
         wait_until(lambda: holder(admin, lease) == follower.env["POD_NAME"], 60, "a new leader")
         wait_until(lambda: audits(follower) >= 1, 30, "the new leader's audit")
-
-
-def wait_until_value(read: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.5)

@@ -27,16 +27,14 @@ import yaml
 
 from jobguard.app.config import parse_config
 from jobguard.validators import BOTH_STAGES, Operation, Request, Requester, admit
-from tests.controlplane import KUEUE_SA, ControlPlane, create_namespace
+from tests.controlplane import CRONJOB_CONTROLLER, KUEUE_SA, ControlPlane, create_namespace
 from tests.realapi.conftest import Registered
 from tests.realapi.kube import (
-    CRONJOB_CONTROLLER,
     JOBS,
     QUEUE_LABEL,
+    apply_merge_patch,
     identity,
     job_manifest,
-    merge_patch_apply,
-    server_release,
 )
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
@@ -133,7 +131,7 @@ def send(plane: ControlPlane, case: Case, stored: dict[str, Any]) -> tuple[httpx
         response = client.patch(
             path, params={"dryRun": "All"}, content=json.dumps(patch), headers=MERGE
         )
-        return response, (merge_patch_apply(stored, patch), stored)
+        return response, (apply_merge_patch(stored, patch), stored)
 
 
 def judged_by_jobguard(
@@ -181,7 +179,7 @@ def test_the_policy_grid_holds_with_jobguard_up_and_down(
     tmp_path: Path,
 ) -> None:
     config, matched, unmatched = configuration(grid_namespaces, kind)
-    release = server_release(plane)
+    release = plane.release()
     for namespace in (matched, unmatched):
         create_namespace(admin, namespace)
     stored: dict[tuple[str, str], dict[str, Any]] = {}

@@ -15,7 +15,7 @@ import httpx
 import yaml
 
 from jobguard.validators.registrations import Profile, RegistrationOptions
-from tests.controlplane import KUEUE_SA, ControlPlane
+from tests.controlplane import KUEUE_SA, ControlPlane, wait_until
 from tests.realapi.conftest import Registered
 from tests.realapi.kube import (
     JOBS,
@@ -23,7 +23,6 @@ from tests.realapi.kube import (
     get_job,
     job_manifest,
     jobguard_requests,
-    wait_for,
 )
 from tests.test_examples import EXAMPLES
 
@@ -103,18 +102,18 @@ def test_queue_cycle_with_the_full_profile(
             assert response.status_code == 200, response.text
 
         admit("a")
-        wait_for(lambda: len(pods_of(admin, ns, "train")) == 2, what="two pods")
-        wait_for(lambda: get_job(admin, ns, "train")["status"].get("startTime"), what="startTime")
+        wait_until(lambda: len(pods_of(admin, ns, "train")) == 2, what="two pods")
+        wait_until(lambda: get_job(admin, ns, "train")["status"].get("startTime"), what="startTime")
 
         # The pods never all get ready: Kueue evicts, clears startTime, re-places, re-admits.
         evict = {"spec": {"suspend": True}}
         response = kueue.patch(f"{jobs}/train", content=json.dumps(evict), headers=MERGE)
         assert response.status_code == 200, response.text
-        wait_for(
+        wait_until(
             lambda: condition(get_job(admin, ns, "train"), "Suspended") == "True",
             what="Suspended=True from the job controller",
         )
-        wait_for(lambda: not pods_of(admin, ns, "train"), what="pods removed on suspension")
+        wait_until(lambda: not pods_of(admin, ns, "train"), what="pods removed on suspension")
         cleared = kueue.patch(
             f"{jobs}/train/status",
             content=json.dumps({"status": {"startTime": None}}),
@@ -123,16 +122,16 @@ def test_queue_cycle_with_the_full_profile(
         assert cleared.status_code == 200, cleared.text
         admit("b")
 
-        pods = wait_for(
+        pods = wait_until(
             lambda: len(pods_of(admin, ns, "train")) == 2 and pods_of(admin, ns, "train")
         )
         assert {p["spec"]["nodeSelector"]["pool"] for p in pods} == {"b"}
         for pod in pods:
             set_phase(admin, ns, pod, "Running")
-        wait_for(lambda: get_job(admin, ns, "train")["status"].get("ready") == 2, what="ready 2")
+        wait_until(lambda: get_job(admin, ns, "train")["status"].get("ready") == 2, what="ready 2")
         for pod in pods:
             set_phase(admin, ns, pod, "Succeeded")
-        done = wait_for(
+        done = wait_until(
             lambda: condition(job := get_job(admin, ns, "train"), "Complete") == "True" and job,
             what="Complete",
         )

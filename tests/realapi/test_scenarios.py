@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.controlplane import ControlPlane, create_namespace
+from tests.controlplane import ControlPlane, create_namespace, wait_until
 from tests.realapi.conftest import Registered
 from tests.realapi.kube import (
     JOBS,
@@ -29,7 +29,6 @@ from tests.realapi.kube import (
     identity,
     merge_patch,
     message,
-    wait_for,
 )
 from tests.test_examples import EXAMPLES, scenario_tables
 
@@ -84,7 +83,7 @@ def replay(plane: ControlPlane, namespace: str, review: Path) -> str:
             assert created.status_code == 201, created.text
         if request.get("subResource") == "status":
             # The real job controller writes the running Job's status (startTime, active).
-            written = wait_for(
+            written = wait_until(
                 lambda: get_job(requester, namespace, name).get("status", {}).get("active"),
                 what="the job controller's status write",
             )

@@ -33,8 +33,6 @@ from tests.realapi.kube import (
     QUEUE_LABEL,
     job_manifest,
     message,
-    server_release,
-    wait_for,
 )
 from tests.test_examples import EXAMPLES
 
@@ -119,9 +117,7 @@ def test_the_exported_policies_give_the_webhooks_verdicts(
     guard.start(config)
     objects = [
         o
-        for o in registrations(
-            config, guard.url, guard.ca.read_bytes(), release=server_release(plane)
-        )
+        for o in registrations(config, guard.url, guard.ca.read_bytes(), release=plane.release())
         if o["kind"] == "ValidatingWebhookConfiguration"
     ]
     try:
@@ -141,7 +137,7 @@ def test_the_exported_policies_give_the_webhooks_verdicts(
         unregister(admin, objects)
         guard.stop()
 
-    settings = parse_config(yaml.safe_dump(config)).to_settings(server_release(plane))
+    settings = parse_config(yaml.safe_dump(config)).to_settings(plane.release())
     exported = export_vap(settings).objects
     try:
         for obj in exported:
@@ -155,7 +151,7 @@ def test_the_exported_policies_give_the_webhooks_verdicts(
                 )
             return sent.status_code == 403
 
-        wait_for(enforced, 60, "the exported policies in effect")
+        wait_until(enforced, 60, "the exported policies in effect")
         # Each policy and binding is loaded on its own: the table is sent again, in a fresh
         # namespace, until every policy answers (it never changes once they all do).
         deadline = time.monotonic() + 60

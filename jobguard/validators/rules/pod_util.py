@@ -11,7 +11,7 @@ relaxations from the options, never from the stored object itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -231,23 +231,32 @@ def has_invalid_topology_spread_constraint_label_selector(spec: dict[str, Any]) 
 
 
 def has_invalid_topology_spread_constrain_match_label_keys(spec: dict[str, Any]) -> bool:
-    for constraint in as_list(spec.get("topologySpreadConstraints")):
-        constraint = as_dict(constraint)
-        keys = [k for k in as_list(constraint.get("matchLabelKeys")) if isinstance(k, str)]
-        selector = constraint.get("labelSelector")
-        selector = selector if isinstance(selector, dict) else None
-        if validate_match_label_keys_and_mismatch_label_keys("", "", keys, [], selector):
-            return True
-    return False
+    return _any_spread_constraint(
+        spec,
+        lambda keys, selector: bool(
+            validate_match_label_keys_and_mismatch_label_keys("", "", keys, [], selector)
+        ),
+    )
 
 
 def has_legacy_invalid_topology_spread_constrain_match_label_keys(spec: dict[str, Any]) -> bool:
+    return _any_spread_constraint(
+        spec,
+        lambda keys, selector: bool(
+            validate_match_label_keys_in_topology_spread("", "", keys, selector)
+        ),
+    )
+
+
+def _any_spread_constraint(
+    spec: dict[str, Any], invalid: Callable[[list[str], dict[str, Any] | None], bool]
+) -> bool:
+    """Whether `invalid` holds for the matchLabelKeys and labelSelector of a constraint."""
     for constraint in as_list(spec.get("topologySpreadConstraints")):
         constraint = as_dict(constraint)
         keys = [k for k in as_list(constraint.get("matchLabelKeys")) if isinstance(k, str)]
         selector = constraint.get("labelSelector")
-        selector = selector if isinstance(selector, dict) else None
-        if validate_match_label_keys_in_topology_spread("", "", keys, selector):
+        if invalid(keys, selector if isinstance(selector, dict) else None):
             return True
     return False
 
