@@ -200,6 +200,21 @@ def write_kubeconfig(path: Path, server: str, ca: Path, current: str = "admin") 
     path.write_text(yaml.safe_dump(config, sort_keys=False))
 
 
+class _RetryStale(httpx.HTTPTransport):
+    """Sends a read or a dry run again, once, when the API server had closed the kept-alive
+    connection it went out on (it answers nothing: "Server disconnected without sending a
+    response", seen once in a differential run). Writes that take effect are not resent: they
+    may have been applied."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return super().handle_request(request)
+        except httpx.RemoteProtocolError:
+            if request.method not in ("GET", "HEAD") and b"dryRun" not in request.url.query:
+                raise
+            return super().handle_request(request)
+
+
 @dataclass
 class ControlPlane:
     """etcd, kube-apiserver and kube-controller-manager under `state` (certificates, data, logs)."""
@@ -230,9 +245,10 @@ class ControlPlane:
         self, user: str = "admin", timeout: float = 30.0, headers: tuple[tuple[str, str], ...] = ()
     ) -> httpx.Client:
         """A client authenticated as one of USERS, as kubectl would be."""
+        context = ssl.create_default_context(cafile=str(self.ca))
         return httpx.Client(
             base_url=self.url,
-            verify=ssl.create_default_context(cafile=str(self.ca)),
+            transport=_RetryStale(verify=context),
             headers=[("Authorization", f"Bearer {USERS[user].token}"), *headers],
             timeout=timeout,
         )
