@@ -506,7 +506,23 @@ def _upstream(rule: str) -> bool:
     return info is None or info.upstream
 
 
-def _server(response: httpx.Response) -> Verdict:
+NO_ANSWER = "no answer: the API server's handler panicked and dropped the connection"
+
+
+def _answer(send: Callable[[], httpx.Response]) -> httpx.Response | Verdict:
+    """The API server's answer, or its verdict when it gives none: kube-apiserver 1.37.2 panics
+    on a Job whose successPolicy names rules while `spec.completions` is unset
+    (validateSuccessPolicyRule dereferences it; recovered, the connection is dropped), and nothing
+    is stored: a refusal."""
+    try:
+        return send()
+    except httpx.RemoteProtocolError:
+        return Verdict(False, message=NO_ANSWER)
+
+
+def _server(response: httpx.Response | Verdict) -> Verdict:
+    if isinstance(response, Verdict):
+        return response
     if response.status_code in (200, 201):
         return Verdict(True)
     try:
@@ -594,8 +610,8 @@ def _update(
         body = change(stored)
         if isinstance(body.get("metadata"), dict):
             body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
-        response = api.put(target, params=DRY_RUN, json=body)
-        if response.status_code != 409:
+        response = _answer(functools.partial(api.put, target, params=DRY_RUN, json=body))
+        if isinstance(response, Verdict) or response.status_code != 409:
             break
     return Outcome(item, _server(response), judge(settings_, body, stored, item.subresource))
 
@@ -617,7 +633,7 @@ def judge_both(
         )
     if item.old is None:
         body = in_namespace(item.body, namespace)
-        response = api.post(collection(body, namespace), params=DRY_RUN, json=body)
+        response = _answer(lambda: api.post(collection(body, namespace), params=DRY_RUN, json=body))
         return Outcome(item, _server(response), judge(settings_, body, None, ""))
     old_file = in_namespace(item.old, namespace)
     path = _store(api, item, old_file, namespace)
