@@ -133,7 +133,9 @@ def report_crds(admin: httpx.Client) -> Iterator[list[str]]:
         path = f"{collection_path(crd)}/{crd['metadata']['name']}"
 
         def established(path: str = path) -> bool:
-            conditions = admin.get(path).json().get("status", {}).get("conditions", [])
+            # A CRD just created has status.conditions null until the API server sets them.
+            status = admin.get(path).json().get("status") or {}
+            conditions = status.get("conditions") or []
             return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
         wait_until(established, what=f"{path} established")
