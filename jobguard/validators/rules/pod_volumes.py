@@ -3,7 +3,7 @@ calls), `(value, path, options) -> list[FieldError]`.
 
 Judged after v1 defaulting: a volume without a source is an emptyDir, modes default to 0644 and
 a projected token's expirationSeconds to 3600. The legacy in-tree sources (iscsi, rbd, cinder,
-azureDisk, ...) count as a source but their own fields are not judged.
+azureDisk, ...) are judged in `pod_volume_sources`.
 
 Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag v1.37.2).
 """
@@ -45,6 +45,7 @@ from jobguard.validators.rules.pod_containers import (
     check_object_field_selector,
     check_resource_field_selector,
 )
+from jobguard.validators.rules.pod_volume_sources import LEGACY_SOURCES, validate_iscsi_volume_name
 
 # validateVolumeSource's order, and the child names each source is reported under: its own
 # errors, and "may not specify more than 1 volume type" when another source comes first
@@ -363,6 +364,8 @@ def _claim_template(template: dict[str, Any], path: str, options: PodOptions) ->
 def _one_source(
     key: str, source: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
+    if key in LEGACY_SOURCES:
+        return LEGACY_SOURCES[key](source, path)
     if key == "emptyDir":
         limit = source.get("sizeLimit")
         if isinstance(limit, str | int | float) and not isinstance(limit, bool):
@@ -472,8 +475,10 @@ def judge_volume(
     errors: list[FieldError] = []
     if isinstance(source, dict) and (source or key not in _EMPTY_OK):
         errors += _one_source(key, source, f"{path}.{_CHILD[key]}", options)
+    errors += validate_iscsi_volume_name(volume, key, path)
     for other in found[1:]:
         errors.append(forbidden("POD-015", f"{path}.{_SECOND[other]}", _MORE_THAN_ONE))
+        errors += validate_iscsi_volume_name(volume, other, path)
     return key, errors
 
 
