@@ -126,12 +126,12 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
     ),
     (
         "iscsi discovery CHAP without secret",
-        iscsi(discoveryCHAPAuth=True),
+        iscsi(chapAuthDiscovery=True),
         [("iscsi.secretRef", REQ, "Required value")],
     ),
     (
         "iscsi session CHAP without secret",
-        iscsi(sessionCHAPAuth=True),
+        iscsi(chapAuthSession=True),
         [("iscsi.secretRef", REQ, "Required value")],
     ),
     (
@@ -415,6 +415,15 @@ def test_invalid_legacy_sources(
     assert pod_causes(obj, "1.37") == [
         ("POD-015", f"{V0}.{path}", reason, message) for path, reason, message in expected
     ]
+
+
+@pytest.mark.parametrize("version", [v for v in RELEASES if v != "1.37"])
+def test_every_release_judges_them_alike(version: str) -> None:
+    """The legacy checks are the same from v1.33.0 to v1.37.2."""
+    for _, obj, expected in INVALID:
+        assert pod_causes(obj, version) == [
+            ("POD-015", f"{V0}.{path}", reason, message) for path, reason, message in expected
+        ]
 
 
 def test_empty_vsphere_photon_and_portworx_identifiers() -> None:

@@ -413,6 +413,7 @@ def update_items(count: int = UPDATES) -> list[Item]:
 
 # Every in-tree volume source, each in a form the API server refuses (and a few it takes), set
 # as the only volume of examples/manifests/job.yaml: one request each.
+_IQN = "iqn.2001-04.com.example:storage"
 VOLUMES: list[dict[str, Any]] = [
     {"hostPath": {"path": "/x", "type": "bad"}},
     {"gitRepo": {"repository": "r", "directory": "../x"}},
@@ -439,6 +440,37 @@ VOLUMES: list[dict[str, Any]] = [
     {"storageos": {"volumeName": "Bad_"}},
     {"scaleIO": {"gateway": "g", "system": "s", "secretRef": {"name": "n"}}},
     {"scaleIO": {"gateway": "g", "system": "s", "secretRef": {"name": "n"}, "volumeName": "v"}},
+    # validateVolumeSource's finer points: the initiator's name length (also when iscsi is not
+    # the first source), an IQN matched anywhere after its prefix, azureDisk's defaulted kind,
+    # Go's SplitHostPort, and reserved flexVolume option keys in any case.
+    {
+        "name": "v" * 50,
+        "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": _IQN, "initiatorName": _IQN},
+    },
+    {
+        "name": "v" * 51,
+        "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": _IQN, "initiatorName": _IQN},
+    },
+    {
+        "name": "v" * 60,
+        "emptyDir": {},
+        "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": _IQN, "initiatorName": ""},
+    },
+    {"iscsi": {"targetPortal": "p", "iqn": f"iqnX {_IQN}", "lun": 255}},
+    {"iscsi": {"targetPortal": "p", "iqn": "eui.0123456789ABCDEF", "chapAuthSession": True}},
+    {"gcePersistentDisk": {"pdName": "p", "partition": 0}},
+    {"azureDisk": {"diskName": "d", "diskURI": "https://a/b.vhd"}},
+    {"azureDisk": {"diskName": "d", "diskURI": "https://a/b.vhd", "kind": "Managed"}},
+    {"quobyte": {"registry": "[::1]:7861,h:1", "volume": "v"}},
+    {"quobyte": {"registry": "a:1,b,::1:80", "volume": ""}},
+    {
+        "flexVolume": {
+            "driver": "d",
+            "options": {"Alpha.K8S.io/x": "y", "myns.io/kubernetes.io": "z"},
+        }
+    },
+    {"fc": {"targetWWNs": ["a"], "wwids": ["b"], "lun": 1}},
+    {"storageos": {"volumeName": "v", "volumeNamespace": "Bad_", "secretRef": {"name": ""}}},
 ]
 
 

@@ -92,7 +92,7 @@ def validate_iscsi_volume_source(iscsi: dict[str, Any], fld_path: str) -> list[F
     lun = integer(iscsi.get("lun"))
     if lun is not None and not 0 <= lun <= 255:
         errors.append(invalid("POD-015", f"{fld_path}.lun", lun, LUN_RANGE))
-    chap = iscsi.get("discoveryCHAPAuth") is True or iscsi.get("sessionCHAPAuth") is True
+    chap = iscsi.get("chapAuthDiscovery") is True or iscsi.get("chapAuthSession") is True
     if chap and iscsi.get("secretRef") is None:
         errors.append(required("POD-015", f"{fld_path}.secretRef"))
     initiator = iscsi.get("initiatorName")
