@@ -68,7 +68,7 @@ def _secret_ref_name(rule: str, source: dict[str, Any], fld_path: str) -> list[F
     return []
 
 
-def _iscsi_name_problem(value: str, prefix_detail: str) -> str | None:
+def _iscsi_name_problem(value: str) -> str | None:
     """The IQN / initiator name format checks (None when valid)."""
     if value.startswith("iqn"):
         return None if _IQN.search(value) else ISCSI_FORMAT
@@ -76,7 +76,7 @@ def _iscsi_name_problem(value: str, prefix_detail: str) -> str | None:
         return None if _EUI.match(value) else ISCSI_FORMAT
     if value.startswith("naa"):
         return None if _NAA.match(value) else ISCSI_FORMAT
-    return prefix_detail
+    return ISCSI_PREFIX
 
 
 def validate_iscsi_volume_source(iscsi: dict[str, Any], fld_path: str) -> list[FieldError]:
@@ -86,7 +86,7 @@ def validate_iscsi_volume_source(iscsi: dict[str, Any], fld_path: str) -> list[F
     if iqn == "":
         errors.append(required("POD-015", f"{fld_path}.iqn"))
     elif iqn is not None:
-        problem = _iscsi_name_problem(iqn, ISCSI_PREFIX)
+        problem = _iscsi_name_problem(iqn)
         if problem:
             errors.append(invalid("POD-015", f"{fld_path}.iqn", iqn, problem))
     lun = integer(iscsi.get("lun"))
@@ -97,7 +97,7 @@ def validate_iscsi_volume_source(iscsi: dict[str, Any], fld_path: str) -> list[F
         errors.append(required("POD-015", f"{fld_path}.secretRef"))
     initiator = iscsi.get("initiatorName")
     if isinstance(initiator, str):
-        problem = _iscsi_name_problem(initiator, ISCSI_PREFIX)
+        problem = _iscsi_name_problem(initiator)
         if problem:
             # Upstream's child name is all lower case.
             errors.append(invalid("POD-015", f"{fld_path}.initiatorname", initiator, problem))
@@ -135,7 +135,6 @@ def validate_fc_volume_source(fc: dict[str, Any], fld_path: str) -> list[FieldEr
             detail = "lun is required if targetWWNs is specified"
             errors.append(required("POD-015", f"{fld_path}.lun", detail))
         elif integer(lun) is not None and not 0 <= lun <= 255:
-            # Upstream prints the *int32 itself (an address); the number says more.
             errors.append(invalid("POD-015", f"{fld_path}.lun", lun, LUN_RANGE))
     return errors
 
