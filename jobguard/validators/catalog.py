@@ -387,7 +387,14 @@ AREAS: tuple[Area, ...] = (
         "names fit a label value (OM-002), and the namespace, the object's or the request's, is "
         "a DNS-1123 label (OM-003). Label and annotation syntax and size are IM-008, on Jobs, "
         "CronJobs and pod templates. On UPDATE the name is immutable (IM-008) and not judged "
-        "again, so objects with names accepted by older rules can still be updated.",
+        "again, so objects with names accepted by older rules can still be updated. The owner "
+        "references (OM-004: apiVersion, kind, name and uid set, no Event owner, at most one "
+        "controller) and the finalizers (OM-005: qualified names, a name without a domain only "
+        "`kubernetes`, `orphan` or `foregroundDeletion`, not both of the last two, and no new "
+        "finalizer on an object being deleted) are judged on every CREATE and UPDATE, as the "
+        "API server's registry judges them before any update (`validateCommonFields`). A pod "
+        "template's owner references and finalizers are not judged: upstream's "
+        "`ValidatePodTemplateSpec` judges only its labels and annotations.",
         requests=(JOB_CREATE, CRONJOB_CREATE),
     ),
     Area(
@@ -1315,6 +1322,32 @@ RULES: tuple[RuleInfo, ...] = (
         source="k8s.io/apimachinery pkg/api/validation: ValidateObjectMetaAccessor",
         checked_in=_in("object_names", "check_object_meta"),
         at_rest=_CREATE_ONLY,
+    ),
+    _r(
+        "OM-004",
+        "objectmeta",
+        "owner references name their owner fully, at most one is the controller",
+        source="k8s.io/apimachinery pkg/api/validation: ValidateOwnerReferences",
+        checked_in=_in("object_names", "validate_owner_reference", "validate_owner_references"),
+        requests=REQUESTS,
+        at_rest=_holds(
+            "the API server judges the owner references on every write, the status's included"
+        ),
+    ),
+    _r(
+        "OM-005",
+        "objectmeta",
+        "finalizers are qualified names, standard or domain-qualified; none added while deleting",
+        source=(
+            "k8s.io/apimachinery pkg/api/validation: ValidateFinalizers, ValidateNoNewFinalizers; "
+            f"{_CORE}: validateKubeFinalizerName"
+        ),
+        checked_in=(
+            *_in("object_names", "validate_finalizers", "validate_kube_finalizer_name"),
+            *_in("metadata_update", "validate_no_new_finalizers"),
+        ),
+        requests=REQUESTS,
+        at_rest=_holds("the API server judges the finalizer names on every write"),
     ),
     _r(
         "CS-001",

@@ -61,6 +61,7 @@ from jobguard.validators.rules.object_names import (
     NameOptions,
     check_cronjob_name_length,
     check_object_meta,
+    check_owner_references_and_finalizers,
 )
 from jobguard.validators.rules.pod import check_pod_template
 from jobguard.validators.rules.pod_common import PodOptions
@@ -375,6 +376,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         else:
             errors = []
         errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
+        errors += check_owner_references_and_finalizers(new_json.metadata, None, "metadata", None)
         errors += check_generated_selector(new_json, None, "spec", opts)
         errors += job_spec
         errors += check_indexed_hostname(new, None, "metadata", None)
@@ -428,9 +430,9 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     create = ctx.operation is Operation.CREATE
     if create:
         errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
-        errors += check_labels_and_annotations(
-            _dict(ctx.new_raw.get("metadata")), None, "metadata", None
-        )
+        metadata = _dict(ctx.new_raw.get("metadata"))
+        errors += check_labels_and_annotations(metadata, None, "metadata", None)
+        errors += check_owner_references_and_finalizers(metadata, None, "metadata", None)
     else:
         errors = check_metadata_update(
             _dict(ctx.new_raw.get("metadata")),
