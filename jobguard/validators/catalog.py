@@ -1605,7 +1605,7 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-021",
         "pod",
-        "tolerations",
+        "tolerations, the field's and the tolerations annotation's",
         source=f"{_CORE}: ValidateTolerations, validateTaintEffect",
         checked_in=_in("pod_scheduling", "check_tolerations", "_comparison_value"),
         at_rest=_STORED_SPEC,
@@ -1660,8 +1660,8 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-026",
         "pod",
-        "pod-specific annotations: mirror-pod, pod deletion cost, seccomp and AppArmor annotations, which must agree with the fields and name existing containers",
-        source=f"{_CORE}: ValidatePodSpecificAnnotations, ValidateSeccompPodAnnotations, ValidateSeccompProfile, ValidateAppArmorPodAnnotations, validateSeccompAnnotationsAndFields, validateAppArmorAnnotationsAndFieldsMatchOnCreate",
+        "pod-specific annotations: mirror-pod, tolerations (read as JSON; the tolerations themselves are POD-021's), pod deletion cost, seccomp and AppArmor annotations, which must agree with the fields and name existing containers",
+        source=f"{_CORE}: ValidatePodSpecificAnnotations, ValidateTolerationsInPodAnnotations, ValidateSeccompPodAnnotations, ValidateSeccompProfile, ValidateAppArmorPodAnnotations, validateSeccompAnnotationsAndFields, validateAppArmorAnnotationsAndFieldsMatchOnCreate",
         checked_in=_in(
             "pod_annotations",
             "validate_local_descending_path",
@@ -1669,6 +1669,7 @@ RULES: tuple[RuleInfo, ...] = (
             "validate_pod_specific_annotations",
             "_seccomp_match",
             "validate_app_armor_annotations_and_fields_match_on_create",
+            "validate_tolerations_in_pod_annotations",
         ),
         at_rest=_STORED_SPEC,
     ),
