@@ -188,7 +188,7 @@ def test_the_decoder_keeps_the_last_member_of_a_name_and_reads_int64_bounds() ->
     ]
     with pytest.raises(ValueError, match="number 9223372036854775808 into"):
         get_tolerations_from_pod_annotations('[{"tolerationSeconds": 9223372036854775808}]')
-    with pytest.raises(ValueError, match="^invalid character 'N' looking for beginning of value$"):
+    with pytest.raises(ValueError, match=r"^invalid character 'N' looking for beginning of value$"):
         get_tolerations_from_pod_annotations("NaN")
-    with pytest.raises(ValueError, match="^exceeded max depth$"):
+    with pytest.raises(ValueError, match=r"^exceeded max depth$"):
         get_tolerations_from_pod_annotations("[" * 100_000)
