@@ -436,7 +436,12 @@ AREAS: tuple[Area, ...] = (
         "sources, mounts and devices, container misc, security contexts, OS, affinity, "
         "tolerations, topology spread, DNS, scalar fields, resource claims), with the "
         "differences of the "
-        "configured `kubernetesVersion`'s default feature gates. Values are judged "
+        "configured `kubernetesVersion`'s default feature gates: the fields of a gate off "
+        "by default are dropped before judging, as the API server drops them "
+        "(`DropDisabledTemplateFields`), unless the stored template uses them. `privileged` "
+        "and Windows hostProcess containers are judged as on an API server started with "
+        "`--allow-privileged=true`, as installers and managed offerings start it: upstream's "
+        '"disallowed by cluster policy" never fires. Values are judged '
         "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
         "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
         'in README.md ("What the pod rules cover").',

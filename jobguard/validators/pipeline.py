@@ -24,6 +24,7 @@ from jobguard.validators.context import (
     Request,
     Requester,
 )
+from jobguard.validators.drop import drop_disabled_template_fields
 from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
 from jobguard.validators.memo import ByteBoundedMemo
@@ -164,8 +165,9 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     new_raw: Any = request.object
     if not isinstance(new_raw, dict):
         raise ObjectDecodeError("object", "must be a JSON object")
+    version = settings.semantics.version
     if request.operation is Operation.CREATE:
-        new_raw = prepare_create(new_raw)
+        new_raw = _dropped(prepare_create(new_raw), None, ("spec",), version)
         created = apply_job_defaults(decode_job(new_raw))
         return JobCreateContext(
             semantics=settings.semantics,
@@ -183,7 +185,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     if status:
         new_raw = prepare_status_update(new_raw, old_raw)
     else:
-        new_raw = prepare_update(new_raw, old_raw)
+        new_raw = _dropped(prepare_update(new_raw, old_raw), old_raw, ("spec",), version)
     new = apply_job_defaults(decode_job(new_raw))
     old = apply_job_defaults(_decode_old(old_raw, new_raw, new))
     new_state, old_state = JobState.of(new), JobState.of(old)
@@ -200,6 +202,34 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         requester=request.requester,
         namespace=request.namespace,
     )
+
+
+def _dropped(
+    raw: dict[str, Any], old_raw: dict[str, Any] | None, at: tuple[str, ...], version: str
+) -> dict[str, Any]:
+    """The object with its pod template (under `at` + "template") as the strategy's
+    PrepareForCreate / PrepareForUpdate leaves it: DropDisabledTemplateFields against the
+    stored template. The same object when nothing is dropped."""
+    parent: Any = raw
+    old_parent: Any = old_raw
+    for key in at:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+        old_parent = old_parent.get(key) if isinstance(old_parent, dict) else None
+    if not isinstance(parent, dict):
+        return raw
+    template = parent.get("template")
+    old_template = old_parent.get("template") if isinstance(old_parent, dict) else None
+    kept = drop_disabled_template_fields(template, old_template, version)
+    if kept is template:
+        return raw
+    # Rebuild the path down to the template: the request's own maps stay as they were.
+    rebuilt: dict[str, Any] = {**parent, "template": kept}
+    for depth in range(len(at) - 1, -1, -1):
+        above: Any = raw
+        for key in at[:depth]:
+            above = above[key]
+        rebuilt = {**above, at[depth]: rebuilt}
+    return rebuilt
 
 
 def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> Job:
@@ -566,6 +596,9 @@ def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:
     old_raw = request.old_object if request.operation is Operation.UPDATE else None
     if isinstance(old_raw, dict):
         new_raw = prepare_cronjob_update(new_raw, old_raw)
+    # cronJobStrategy: DropDisabledTemplateFields on the Job template's pod template.
+    stored = old_raw if isinstance(old_raw, dict) else None
+    new_raw = _dropped(new_raw, stored, ("spec", "jobTemplate", "spec"), settings.semantics.version)
     new = decode_cronjob(new_raw)
     old = decode_cronjob(old_raw, "oldObject") if isinstance(old_raw, dict) else None
     return CronJobContext(

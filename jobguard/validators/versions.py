@@ -41,6 +41,22 @@ GATES: dict[str, str | None] = {
     "PodCertificateRequest": "1.37",  # GA 1.37 (dropped before)
     "TaintTolerationComparisonOperators": None,  # alpha from 1.35: Lt/Gt refused
     "PodDeletionCost": "1.33",  # beta since 1.22: the annotation is validated
+    # Alpha in every supported release: their fields are dropped (drop.py), so a template
+    # comparison (TM-001) never sees them.
+    "ContainerStopSignals": None,  # a lifecycle's stopSignal
+    "GenericWorkload": None,  # schedulingGroup
+    "EvictionRequestAPI": None,  # evictionResponders
+    "GRPCContainerProbeTLS": None,  # a gRPC probe's mode
+    "H2CContainerProbe": None,  # an httpGet action's protocol
+    "EmptyDirVolumeMode": None,  # an emptyDir's mode
+    "VolumeBindMountOptions": None,  # a volume mount's bindMountOptions
+}
+
+# Gate -> the first supported release whose API server drops the gate's fields while it is off
+# (pkg/api/pod/util.go dropDisabledFields, drop.py); before it, the fields are validated and
+# refused. A gate not listed drops in every supported release.
+DROPPED_FROM: dict[str, str] = {
+    "ContainerRestartRules": "1.34",  # dropContainerRestartRules came with the gate
 }
 
 # Behaviour changed in code (no gate) -> the first supported release with the newer behaviour.
@@ -113,6 +129,12 @@ class Release:
         table, so a typo never reads as "off")."""
         since = GATES[name]
         return since is not None and _key(self.version) >= _key(since)
+
+    def drops(self, name: str) -> bool:
+        """Whether this release's API server drops the fields of gate `name` (off by default
+        here, and its drop function exists; KeyError: not in `GATES`)."""
+        first = DROPPED_FROM.get(name, RELEASES[0])
+        return not self.gate(name) and _key(self.version) >= _key(first)
 
     def has(self, change: str) -> bool:
         """Whether this release has the newer behaviour `change` (KeyError: not in the table)."""
