@@ -163,6 +163,10 @@ def test_nothing_dropped_is_the_same_object_and_the_request_is_left_alone() -> N
     assert "schedulingGroup" not in kept["spec"] and template == before
     assert drop_disabled_template_fields(template, template, "1.37") is template
     assert drop_disabled_template_fields("x", None, "1.37") == "x"
+    # A sidecar's Always is kept in 1.34: nothing to drop.
+    sidecar = pod_job(initContainers=[{"name": "s", "image": "b", "restartPolicy": "Always"}])
+    template = sidecar["spec"]["template"]
+    assert drop_disabled_template_fields(template, None, "1.34") is template
 
 
 def test_which_releases_drop_which_gates() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from jobguard.validators.versions import Release
@@ -24,6 +25,9 @@ from jobguard.validators.versions import Release
 _CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _HANDLERS = ("postStart", "preStop")
+_VOLUME_GATES = frozenset(
+    {"ImageVolume", "EmptyDirVolumeMode", "ClusterTrustBundleProjection", "PodCertificateRequest"}
+)
 
 
 def _dicts(value: Any) -> Iterator[dict[str, Any]]:
@@ -66,20 +70,102 @@ def _http_gets(container: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield action
 
 
-# --- one drop per gate: (uses it: the old spec keeps it, drop: removes it from the new spec) -----
+# --- which gates' fields a spec holds: one pass ---------------------------------------------------
 
 
-def _pod_level_resources_in_use(spec: dict[str, Any]) -> bool:
+def _container_features(
+    container: dict[str, Any], kind: str, found: set[str], stored: bool, gates: frozenset[str]
+) -> None:
+    # Plain lookups, no helpers, only the gates the release drops: this runs for every
+    # container of every request.
+    policy = container.get("restartPolicy")
+    rules = container.get("restartPolicyRules")
+    if "ContainerRestartRules" in gates and (policy is not None or rules is not None):
+        if kind == "initContainers":
+            # containerRestartRulesInUse: a policy other than Always, or rules.
+            if (policy is not None and policy != "Always") or (
+                bool(rules) if stored else rules is not None
+            ):
+                found.add("ContainerRestartRules")
+        elif policy is not None or not stored:
+            found.add("ContainerRestartRules")
+    resources = container.get("resources")
+    if not stored and isinstance(resources, dict) and resources.get("claims") is not None:
+        found.add("DynamicResourceAllocation")
+    env = container.get("env") if "EnvFiles" in gates else None
+    if env and isinstance(env, list):
+        for item in env:
+            value_from = item.get("valueFrom") if isinstance(item, dict) else None
+            if isinstance(value_from, dict) and value_from.get("fileKeyRef") is not None:
+                found.add("EnvFiles")
+                break
+    lifecycle = container.get("lifecycle")
+    if lifecycle and isinstance(lifecycle, dict):
+        if lifecycle.get("stopSignal") is not None:
+            found.add("ContainerStopSignals")
+        for handler in _HANDLERS:
+            action = _member(lifecycle, handler, "httpGet")
+            if isinstance(action, dict) and action.get("protocol") is not None:
+                found.add("H2CContainerProbe")
+    for name in _PROBES:
+        probe = container.get(name)
+        if probe and isinstance(probe, dict):
+            action = probe.get("httpGet")
+            if isinstance(action, dict) and action.get("protocol") is not None:
+                found.add("H2CContainerProbe")
+            grpc = probe.get("grpc")
+            if isinstance(grpc, dict) and grpc.get("mode") is not None:
+                found.add("GRPCContainerProbeTLS")
+    mounts = container.get("volumeMounts")
+    if mounts and isinstance(mounts, list):
+        for mount in mounts:
+            if isinstance(mount, dict) and mount.get("bindMountOptions") is not None:
+                found.add("VolumeBindMountOptions")
+                break
+
+
+def _features(spec: dict[str, Any], stored: bool, gates: frozenset[str]) -> set[str]:
+    """The gates whose fields `spec` holds: what each drop removes from a new spec (`stored`
+    False), or upstream's "in use" test of the stored spec (True), which keeps them. Only
+    `gates` are looked for (others may be found too)."""
+    found: set[str] = set()
     resources = spec.get("resources")
-    return bool(_member(resources, "requests") or _member(resources, "limits"))
+    if (
+        (resources is not None and not stored)
+        or _member(resources, "requests")
+        or _member(resources, "limits")
+    ):
+        found.add("PodLevelResources")
+    if spec.get("resourceClaims") if stored else spec.get("resourceClaims") is not None:
+        found.add("DynamicResourceAllocation")
+    if spec.get("hostnameOverride") is not None:
+        found.add("HostnameOverride")
+    if spec.get("schedulingGroup") is not None:
+        found.add("GenericWorkload")
+    if spec.get("evictionResponders") if stored else spec.get("evictionResponders") is not None:
+        found.add("EvictionRequestAPI")
+    volumes = spec.get("volumes") if not gates.isdisjoint(_VOLUME_GATES) else None
+    for volume in _dicts(volumes):
+        if volume.get("image") is not None:
+            found.add("ImageVolume")
+        if _member(volume, "emptyDir", "mode") is not None:
+            found.add("EmptyDirVolumeMode")
+        for source in _dicts(_member(volume, "projected", "sources")):
+            if source.get("clusterTrustBundle") is not None:
+                found.add("ClusterTrustBundleProjection")
+            if source.get("podCertificate") is not None:
+                found.add("PodCertificateRequest")
+    for kind in _CONTAINER_KINDS:
+        for container in _dicts(spec.get(kind)):
+            _container_features(container, kind, found, stored, gates)
+    return found
+
+
+# --- one drop per gate -----------------------------------------------------------------------------
 
 
 def _drop_pod_level_resources(spec: dict[str, Any]) -> None:
     spec.pop("resources", None)
-
-
-def _dra_in_use(spec: dict[str, Any]) -> bool:
-    return bool(spec.get("resourceClaims"))
 
 
 def _drop_dra(spec: dict[str, Any]) -> None:
@@ -90,26 +176,14 @@ def _drop_dra(spec: dict[str, Any]) -> None:
     spec.pop("resourceClaims", None)
 
 
-def _cluster_trust_bundle_in_use(spec: dict[str, Any]) -> bool:
-    return any(s.get("clusterTrustBundle") is not None for s in _projected_sources(spec))
-
-
 def _drop_cluster_trust_bundle(spec: dict[str, Any]) -> None:
     for source in _projected_sources(spec):
         source.pop("clusterTrustBundle", None)
 
 
-def _pod_certificate_in_use(spec: dict[str, Any]) -> bool:
-    return any(s.get("podCertificate") is not None for s in _projected_sources(spec))
-
-
 def _drop_pod_certificate(spec: dict[str, Any]) -> None:
     for source in _projected_sources(spec):
         source.pop("podCertificate", None)
-
-
-def _image_volumes_in_use(spec: dict[str, Any]) -> bool:
-    return any(v.get("image") is not None for v in _dicts(spec.get("volumes")))
 
 
 def _drop_image_volumes(spec: dict[str, Any]) -> None:
@@ -129,20 +203,8 @@ def _drop_image_volumes(spec: dict[str, Any]) -> None:
             ]
 
 
-def _hostname_override_in_use(spec: dict[str, Any]) -> bool:
-    return spec.get("hostnameOverride") is not None
-
-
 def _drop_hostname_override(spec: dict[str, Any]) -> None:
     spec.pop("hostnameOverride", None)
-
-
-def _file_key_ref_in_use(spec: dict[str, Any]) -> bool:
-    return any(
-        _member(env, "valueFrom", "fileKeyRef") is not None
-        for container in _containers(spec)
-        for env in _dicts(container.get("env"))
-    )
 
 
 def _drop_file_key_ref(spec: dict[str, Any]) -> None:
@@ -151,16 +213,6 @@ def _drop_file_key_ref(spec: dict[str, Any]) -> None:
             value_from = env.get("valueFrom")
             if isinstance(value_from, dict):
                 value_from.pop("fileKeyRef", None)
-
-
-def _container_restart_rules_in_use(spec: dict[str, Any]) -> bool:
-    """containerRestartRulesInUse: an init container's policy other than Always, or its rules;
-    any policy of a regular container."""
-    for container in _dicts(spec.get("initContainers")):
-        policy = container.get("restartPolicy")
-        if (policy is not None and policy != "Always") or container.get("restartPolicyRules"):
-            return True
-    return any(c.get("restartPolicy") is not None for c in _dicts(spec.get("containers")))
 
 
 def _drop_container_restart_rules(spec: dict[str, Any]) -> None:
@@ -175,10 +227,6 @@ def _drop_container_restart_rules(spec: dict[str, Any]) -> None:
         container.pop("restartPolicyRules", None)
 
 
-def _stop_signals_in_use(spec: dict[str, Any]) -> bool:
-    return any(_member(c, "lifecycle", "stopSignal") is not None for c in _containers(spec))
-
-
 def _drop_stop_signals(spec: dict[str, Any]) -> None:
     for container in _containers(spec):
         lifecycle = container.get("lifecycle")
@@ -188,26 +236,10 @@ def _drop_stop_signals(spec: dict[str, Any]) -> None:
                 del container["lifecycle"]
 
 
-def _http_probe_protocol_in_use(spec: dict[str, Any]) -> bool:
-    return any(
-        action.get("protocol") is not None
-        for container in _containers(spec)
-        for action in _http_gets(container)
-    )
-
-
 def _drop_http_probe_protocol(spec: dict[str, Any]) -> None:
     for container in _containers(spec):
         for action in _http_gets(container):
             action.pop("protocol", None)
-
-
-def _grpc_mode_in_use(spec: dict[str, Any]) -> bool:
-    return any(
-        _member(container, probe, "grpc", "mode") is not None
-        for container in _containers(spec)
-        for probe in _PROBES
-    )
 
 
 def _drop_grpc_mode(spec: dict[str, Any]) -> None:
@@ -218,22 +250,10 @@ def _drop_grpc_mode(spec: dict[str, Any]) -> None:
                 grpc.pop("mode", None)
 
 
-def _bind_mount_options_in_use(spec: dict[str, Any]) -> bool:
-    return any(
-        mount.get("bindMountOptions") is not None
-        for container in _containers(spec)
-        for mount in _dicts(container.get("volumeMounts"))
-    )
-
-
 def _drop_bind_mount_options(spec: dict[str, Any]) -> None:
     for container in _containers(spec):
         for mount in _dicts(container.get("volumeMounts")):
             mount.pop("bindMountOptions", None)
-
-
-def _empty_dir_mode_in_use(spec: dict[str, Any]) -> bool:
-    return any(_member(v, "emptyDir", "mode") is not None for v in _dicts(spec.get("volumes")))
 
 
 def _drop_empty_dir_mode(spec: dict[str, Any]) -> None:
@@ -243,43 +263,40 @@ def _drop_empty_dir_mode(spec: dict[str, Any]) -> None:
             empty_dir.pop("mode", None)
 
 
-def _scheduling_group_in_use(spec: dict[str, Any]) -> bool:
-    return spec.get("schedulingGroup") is not None
-
-
 def _drop_scheduling_group(spec: dict[str, Any]) -> None:
     spec.pop("schedulingGroup", None)
-
-
-def _eviction_responders_in_use(spec: dict[str, Any]) -> bool:
-    return bool(spec.get("evictionResponders"))
 
 
 def _drop_eviction_responders(spec: dict[str, Any]) -> None:
     spec.pop("evictionResponders", None)
 
 
-_Check = Callable[[dict[str, Any]], bool]
 _Drop = Callable[[dict[str, Any]], None]
 
-DROPS: tuple[tuple[str, _Check, _Drop], ...] = (
+DROPS: tuple[tuple[str, _Drop], ...] = (
     # dropDisabledFields' order; the gate names versions.GATES' entries.
-    ("PodLevelResources", _pod_level_resources_in_use, _drop_pod_level_resources),
-    ("DynamicResourceAllocation", _dra_in_use, _drop_dra),
-    ("ClusterTrustBundleProjection", _cluster_trust_bundle_in_use, _drop_cluster_trust_bundle),
-    ("PodCertificateRequest", _pod_certificate_in_use, _drop_pod_certificate),
-    ("GenericWorkload", _scheduling_group_in_use, _drop_scheduling_group),
-    ("GRPCContainerProbeTLS", _grpc_mode_in_use, _drop_grpc_mode),
-    ("EvictionRequestAPI", _eviction_responders_in_use, _drop_eviction_responders),
-    ("ContainerRestartRules", _container_restart_rules_in_use, _drop_container_restart_rules),
-    ("EmptyDirVolumeMode", _empty_dir_mode_in_use, _drop_empty_dir_mode),
-    ("VolumeBindMountOptions", _bind_mount_options_in_use, _drop_bind_mount_options),
-    ("HostnameOverride", _hostname_override_in_use, _drop_hostname_override),
-    ("EnvFiles", _file_key_ref_in_use, _drop_file_key_ref),
-    ("ImageVolume", _image_volumes_in_use, _drop_image_volumes),
-    ("ContainerStopSignals", _stop_signals_in_use, _drop_stop_signals),
-    ("H2CContainerProbe", _http_probe_protocol_in_use, _drop_http_probe_protocol),
+    ("PodLevelResources", _drop_pod_level_resources),
+    ("DynamicResourceAllocation", _drop_dra),
+    ("ClusterTrustBundleProjection", _drop_cluster_trust_bundle),
+    ("PodCertificateRequest", _drop_pod_certificate),
+    ("GenericWorkload", _drop_scheduling_group),
+    ("GRPCContainerProbeTLS", _drop_grpc_mode),
+    ("EvictionRequestAPI", _drop_eviction_responders),
+    ("ContainerRestartRules", _drop_container_restart_rules),
+    ("EmptyDirVolumeMode", _drop_empty_dir_mode),
+    ("VolumeBindMountOptions", _drop_bind_mount_options),
+    ("HostnameOverride", _drop_hostname_override),
+    ("EnvFiles", _drop_file_key_ref),
+    ("ImageVolume", _drop_image_volumes),
+    ("ContainerStopSignals", _drop_stop_signals),
+    ("H2CContainerProbe", _drop_http_probe_protocol),
 )
+
+
+@lru_cache(maxsize=16)
+def _dropped_gates(version: str) -> frozenset[str]:
+    release = Release.of(version)
+    return frozenset(gate for gate, _ in DROPS if release.drops(gate))
 
 
 def drop_disabled_template_fields(template: Any, old_template: Any, version: str) -> Any:
@@ -289,17 +306,17 @@ def drop_disabled_template_fields(template: Any, old_template: Any, version: str
     spec = _member(template, "spec")
     if not isinstance(spec, dict):
         return template
-    release = Release.of(version)
+    dropped_gates = _dropped_gates(version)
+    gates = dropped_gates & _features(spec, False, dropped_gates)
+    if not gates:
+        return template
     old_spec = _member(old_template, "spec")
-    old = old_spec if isinstance(old_spec, dict) else {}
-    active = [
-        drop
-        for gate, in_use, drop in DROPS
-        if release.drops(gate) and in_use(spec) and not in_use(old)
-    ]
-    if not active:
+    if isinstance(old_spec, dict):
+        gates -= _features(old_spec, True, dropped_gates)
+    if not gates:
         return template
     dropped = copy.deepcopy(spec)
-    for drop in active:
-        drop(dropped)
+    for gate, drop in DROPS:
+        if gate in gates:
+            drop(dropped)
     return {**template, "spec": dropped}
