@@ -25,6 +25,8 @@ QUALIFIED = (
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 )
 NOT_STANDARD = "name is neither a standard finalizer name nor is it fully qualified"
+OWNERS_UID = "metadata.ownerReferences.uid"
+INV, REQ = "FieldValueInvalid", "FieldValueRequired"
 
 
 def ref(kind: str, uid: str, api_version: str = "customresourceVersion", **more: Any) -> dict:
@@ -84,7 +86,7 @@ OWNER_REFERENCES = [
     ids=[c[0] for c in OWNER_REFERENCES],
 )
 def test_upstream_owner_reference_table(references: list[dict], expected: str) -> None:
-    errors = validate_owner_references(references, "field")
+    errors = validate_owner_references(references, "field", "1.37")
     if not expected:
         assert errors == []
     else:
@@ -93,7 +95,9 @@ def test_upstream_owner_reference_table(references: list[dict], expected: str) -
 
 def test_owner_reference_paths_types_and_messages() -> None:
     errors = validate_owner_references(
-        [{"controller": True}, ref("Event", "1", "v1", controller=True)], "metadata.ownerReferences"
+        [{"controller": True}, ref("Event", "1", "v1", controller=True)],
+        "metadata.ownerReferences",
+        "1.37",
     )
     assert [(e.rule, e.path, e.type.reason, e.body()) for e in errors] == [
         (
@@ -198,7 +202,8 @@ def test_a_job_create_reports_owner_references_then_finalizers_after_the_labels(
         ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": ""}],
         finalizers=["example.com/ok", "bad finalizer"],
     )
-    assert [(rule, path, body) for rule, path, _, body in detailed_causes(create(obj))] == [
+    verdict = create(obj, settings("1.37"))
+    assert [(rule, path, body) for rule, path, _, body in detailed_causes(verdict)] == [
         ("IM-008", "metadata.labels", f'Invalid value: "-a": {QUALIFIED}'),
         ("OM-004", "metadata.ownerReferences[0].uid", "Required value: must not be empty"),
         ("OM-005", "metadata.finalizers", f'Invalid value: "bad finalizer": {QUALIFIED}'),
@@ -240,7 +245,7 @@ def test_an_update_judges_the_whole_new_metadata_as_the_registry_does(version: s
     new["metadata"]["finalizers"] = ["bad finalizer"]
     new["metadata"]["ownerReferences"] = [ref("Pod", "", "v1")]
     expected = [
-        ("OM-004", "metadata.ownerReferences[0].uid"),
+        ("OM-004", "metadata.ownerReferences[0].uid" if version == "1.37" else OWNERS_UID),
         ("OM-005", "metadata.finalizers"),
         ("OM-005", "metadata.finalizers[0]"),
     ]
@@ -274,7 +279,59 @@ def test_an_object_being_deleted_gains_no_finalizer() -> None:
 
 
 def test_values_of_other_types_are_left_to_the_decoder() -> None:
-    assert validate_owner_references("x", "p") == []
-    assert validate_owner_references([1, None], "p") == []
+    assert validate_owner_references("x", "p", "1.37") == []
+    assert validate_owner_references([1, None], "p", "1.37") == []
     assert validate_finalizers({"a": 1}, "p") == []
     assert validate_no_new_finalizers(None, "x", "p") == []
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        # v0.33: the member named in the message, under the list's path.
+        (
+            "1.33",
+            [
+                (
+                    "metadata.ownerReferences.apiVersion",
+                    INV,
+                    'Invalid value: "a/b/c": version must not be empty',
+                ),
+                ("metadata.ownerReferences.kind", INV, 'Invalid value: "": kind must not be empty'),
+                ("metadata.ownerReferences.uid", INV, 'Invalid value: "": uid must not be empty'),
+            ],
+        ),
+        # v0.34..v0.36 (the API server 1.36.3 answers so).
+        (
+            "1.36",
+            [
+                (
+                    "metadata.ownerReferences.apiVersion",
+                    INV,
+                    'Invalid value: "a/b/c": version must not be empty',
+                ),
+                ("metadata.ownerReferences.kind", INV, 'Invalid value: "": must not be empty'),
+                ("metadata.ownerReferences.uid", INV, 'Invalid value: "": must not be empty'),
+            ],
+        ),
+        # v0.37: under the index, Required.
+        (
+            "1.37",
+            [
+                (
+                    "metadata.ownerReferences[0].apiVersion",
+                    INV,
+                    'Invalid value: "a/b/c": must be <group>/<version> or <version>',
+                ),
+                ("metadata.ownerReferences[0].kind", REQ, "Required value: must not be empty"),
+                ("metadata.ownerReferences[0].uid", REQ, "Required value: must not be empty"),
+            ],
+        ),
+    ],
+)
+def test_owner_reference_errors_per_release(
+    version: str, expected: list[tuple[str, str, str]]
+) -> None:
+    obj = manifest(ownerReferences=[{"apiVersion": "a/b/c", "kind": "", "name": "n", "uid": ""}])
+    causes = detailed_causes(create(obj, settings(version)))
+    assert [(path, reason, body) for _, path, reason, body in causes] == expected

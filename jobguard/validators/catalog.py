@@ -389,7 +389,7 @@ AREAS: tuple[Area, ...] = (
         "CronJobs and pod templates. On UPDATE the name is immutable (IM-008) and not judged "
         "again, so objects with names accepted by older rules can still be updated. The owner "
         "references (OM-004: apiVersion, kind, name and uid set, no Event owner, at most one "
-        "controller) and the finalizers (OM-005: qualified names, a name without a domain only "
+        "controller; each reference's errors under its index from 1.37, under `ownerReferences` before, as apimachinery v0.37 changed them) and the finalizers (OM-005: qualified names, a name without a domain only "
         "`kubernetes`, `orphan` or `foregroundDeletion`, not both of the last two, and no new "
         "finalizer on an object being deleted) are judged on every CREATE and UPDATE, as the "
         "API server's registry judges them before any update (`validateCommonFields`). A pod "

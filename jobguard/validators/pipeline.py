@@ -53,10 +53,10 @@ from jobguard.validators.rules.cronjob_template import check_cronjob
 from jobguard.validators.rules.immutable import check_job_spec_update_fields
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata_update import (
-    WITH_SYNTAX,
-    WITHOUT_SYNTAX,
     check_labels_and_annotations,
     check_metadata_update,
+    with_syntax,
+    without_syntax,
 )
 from jobguard.validators.rules.object_names import (
     NameOptions,
@@ -366,7 +366,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         uncounted = (new_json.uncounted_terminated_pods, ctx.old_json.uncounted_terminated_pods)
         status_opts = status_options(new, old, new_state, old_state, ctx.semantics, uncounted)
         errors = check_metadata_update(
-            new_json.metadata, ctx.old_json.metadata, "metadata", WITH_SYNTAX
+            new_json.metadata, ctx.old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += check_job_status(new, old, "status", status_opts)
         errors += check_job_status_update(new, old, "status", status_opts)
@@ -391,7 +391,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         # once, the immutable fields, the pod template), validateNameAllowsCompletions.
         old_json = update.old_json
         errors = check_metadata_update(
-            new_json.metadata, old_json.metadata, "metadata", WITH_SYNTAX
+            new_json.metadata, old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += job_spec
         errors += check_job_spec_update_fields(
@@ -406,7 +406,9 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         else:
             errors = []
         errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
-        errors += check_owner_references_and_finalizers(new_json.metadata, None, "metadata", None)
+        errors += check_owner_references_and_finalizers(
+            new_json.metadata, None, "metadata", ctx.semantics.version
+        )
         errors += check_generated_selector(new_json, None, "spec", opts)
         errors += job_spec
         errors += check_indexed_hostname(new, None, "metadata", None)
@@ -414,7 +416,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
         errors += check_metadata_update(
-            new_json.metadata, old_json.metadata, "metadata", WITHOUT_SYNTAX
+            new_json.metadata, old_json.metadata, "metadata", without_syntax(ctx.semantics.version)
         )
         # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
         # again, not computed twice), the immutable fields and the pod template.
@@ -462,13 +464,15 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
         errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
         metadata = _dict(ctx.new_raw.get("metadata"))
         errors += check_labels_and_annotations(metadata, None, "metadata", None)
-        errors += check_owner_references_and_finalizers(metadata, None, "metadata", None)
+        errors += check_owner_references_and_finalizers(
+            metadata, None, "metadata", ctx.semantics.version
+        )
     else:
         errors = check_metadata_update(
             _dict(ctx.new_raw.get("metadata")),
             _dict((ctx.old_raw or {}).get("metadata")),
             "metadata",
-            WITH_SYNTAX,
+            with_syntax(ctx.semantics.version),
         )
     spec = _spec(ctx.new_raw)
     old_spec = None if create else _spec(ctx.old_raw)

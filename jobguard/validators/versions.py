@@ -81,6 +81,13 @@ CHANGES: dict[str, str] = {
     # (validateShareProcessNamespace, at spec.shareProcessNamespace), and validateWindows the
     # host fields after the security context's.
     "ShareProcessNamespaceAfterSecurityContext": "1.37",
+    # apimachinery validateOwnerReference: "must not be empty" for kind, name and uid (1.33:
+    # "kind must not be empty", ...).
+    "OwnerReferenceShortMessages": "1.34",
+    # apimachinery v0.37 validateOwnerReference: each reference's errors under its index, an
+    # empty member Required (before: Invalid, under `ownerReferences` itself), and an apiVersion
+    # that is not <group>/<version> or <version> named so (before: "version must not be empty").
+    "OwnerReferencesByIndex": "1.37",
     # GetValidationOptionsFromPodSpecAndMeta's relaxations that came with a field or a gate:
     # the release from which the stored template's use of it keeps it allowed.
     "EnvFilesOption": "1.34",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from jobguard.validators.errors import (
@@ -87,10 +88,18 @@ def check_labels_and_annotations(
 class MetadataOptions:
     syntax: bool
     """Label and annotation syntax is judged too (False: the caller already judged it)."""
+    version: str
+    """The release whose owner-reference checks apply (versions.RELEASES)."""
 
 
-WITH_SYNTAX = MetadataOptions(syntax=True)
-WITHOUT_SYNTAX = MetadataOptions(syntax=False)
+@lru_cache(maxsize=16)
+def with_syntax(version: str) -> MetadataOptions:
+    return MetadataOptions(syntax=True, version=version)
+
+
+@lru_cache(maxsize=16)
+def without_syntax(version: str) -> MetadataOptions:
+    return MetadataOptions(syntax=False, version=version)
 
 
 def validate_no_new_finalizers(new: Any, old: Any, path: str) -> list[FieldError]:
@@ -120,7 +129,7 @@ def check_metadata_update(
     errors: list[FieldError] = []
     if opts.syntax:
         errors += check_labels_and_annotations(new, None, path, None)
-        errors += owner_references_and_finalizers(new, path)
+        errors += owner_references_and_finalizers(new, path, opts.version)
     if old.get("deletionTimestamp") is not None:
         errors += validate_no_new_finalizers(
             new.get("finalizers"), old.get("finalizers"), f"{path}.finalizers"

@@ -28,6 +28,7 @@ from jobguard.validators.names import (
     qualified_name_problems,
 )
 from jobguard.validators.prepare import name_from_generate_name
+from jobguard.validators.versions import Release
 
 # The CronJob controller names its Jobs `<cronjob>-<11 characters>`, within a 63-character
 # label value.
@@ -121,40 +122,52 @@ def _owner_reference_value(ref: Mapping[str, Any]) -> dict[str, Any]:
     return {key: ref[key] for key in _OWNER_REFERENCE_FIELDS if ref.get(key) is not None}
 
 
-def validate_owner_reference(ref: Mapping[str, Any], path: str) -> list[FieldError]:
-    """validateOwnerReference."""
+def validate_owner_reference(ref: Mapping[str, Any], path: str, version: str) -> list[FieldError]:
+    """validateOwnerReference, as the API server of `version` has it (versions.CHANGES:
+    OwnerReferencesByIndex, OwnerReferenceShortMessages)."""
     errors: list[FieldError] = []
+    release = Release.of(version)
     api_version = _string(ref.get("apiVersion"))
     kind, name, uid = (_string(ref.get(key)) for key in ("kind", "name", "uid"))
     parsed = parse_group_version(api_version)
-    group, version = parsed if parsed is not None else ("", "")
-    if not api_version:
-        errors.append(required("OM-004", f"{path}.apiVersion", "must not be empty"))
-    elif parsed is None or not version:
-        detail = "must be <group>/<version> or <version>"
-        errors.append(invalid("OM-004", f"{path}.apiVersion", api_version, detail))
-    if not kind:
-        errors.append(required("OM-004", f"{path}.kind", "must not be empty"))
-    if not name:
-        errors.append(required("OM-004", f"{path}.name", "must not be empty"))
-    if not uid:
-        errors.append(required("OM-004", f"{path}.uid", "must not be empty"))
-    if (group, version, kind) in BANNED_OWNERS:
-        detail = f"{group}/{version}, Kind={kind} is disallowed from being an owner"
+    group, version_part = parsed if parsed is not None else ("", "")
+    if release.has("OwnerReferencesByIndex"):
+        if not api_version:
+            errors.append(required("OM-004", f"{path}.apiVersion", "must not be empty"))
+        elif parsed is None or not version_part:
+            detail = "must be <group>/<version> or <version>"
+            errors.append(invalid("OM-004", f"{path}.apiVersion", api_version, detail))
+        for key, value in (("kind", kind), ("name", name), ("uid", uid)):
+            if not value:
+                errors.append(required("OM-004", f"{path}.{key}", "must not be empty"))
+    else:
+        # schema.FromAPIVersionAndKind: an unparsable apiVersion has no version either.
+        if not version_part:
+            detail = "version must not be empty"
+            errors.append(invalid("OM-004", f"{path}.apiVersion", api_version, detail))
+        short = release.has("OwnerReferenceShortMessages")
+        for key, value in (("kind", kind), ("name", name), ("uid", uid)):
+            if not value:
+                detail = "must not be empty" if short else f"{key} must not be empty"
+                errors.append(invalid("OM-004", f"{path}.{key}", value, detail))
+    if (group, version_part, kind) in BANNED_OWNERS:
+        detail = f"{group}/{version_part}, Kind={kind} is disallowed from being an owner"
         errors.append(invalid("OM-004", path, _owner_reference_value(ref), detail))
     return errors
 
 
-def validate_owner_references(owner_references: Any, path: str) -> list[FieldError]:
-    """ValidateOwnerReferences: each reference, and at most one controller."""
+def validate_owner_references(owner_references: Any, path: str, version: str) -> list[FieldError]:
+    """ValidateOwnerReferences: each reference (under its index from 1.37, under the list's
+    path before), and at most one controller."""
     errors: list[FieldError] = []
     if not isinstance(owner_references, list):
         return errors  # absent, or a type the decoder names
+    by_index = Release.of(version).has("OwnerReferencesByIndex")
     first_controller = ""
     for index, ref in enumerate(owner_references):
         if not isinstance(ref, Mapping):
             continue
-        errors += validate_owner_reference(ref, f"{path}[{index}]")
+        errors += validate_owner_reference(ref, f"{path}[{index}]" if by_index else path, version)
         if ref.get("controller") is True:
             current = f"{_string(ref.get('kind'))}/{_string(ref.get('name'))}"
             if first_controller:
@@ -212,17 +225,20 @@ def kube_finalizer_names(finalizers: Any, path: str) -> list[FieldError]:
     return errors
 
 
-def owner_references_and_finalizers(metadata: Mapping[str, Any], path: str) -> list[FieldError]:
+def owner_references_and_finalizers(
+    metadata: Mapping[str, Any], path: str, version: str
+) -> list[FieldError]:
     """ValidateObjectMetaAccessor's part after the labels and annotations: the owner references,
     then the finalizers (apimachinery's checks only)."""
-    errors = validate_owner_references(metadata.get("ownerReferences"), f"{path}.ownerReferences")
+    refs = metadata.get("ownerReferences")
+    errors = validate_owner_references(refs, f"{path}.ownerReferences", version)
     return errors + validate_finalizers(metadata.get("finalizers"), f"{path}.finalizers")
 
 
 def check_owner_references_and_finalizers(
-    metadata: Mapping[str, Any], old: None, path: str, opts: None
+    metadata: Mapping[str, Any], old: None, path: str, opts: str
 ) -> list[FieldError]:
-    """OM-004 and OM-005 as core's ValidateObjectMeta judges them on CREATE: the apimachinery
-    checks, then the Kubernetes finalizer names."""
-    errors = owner_references_and_finalizers(metadata, path)
+    """OM-004 and OM-005 as core's ValidateObjectMeta of release `opts` judges them on CREATE:
+    the apimachinery checks, then the Kubernetes finalizer names."""
+    errors = owner_references_and_finalizers(metadata, path, opts)
     return errors + kube_finalizer_names(metadata.get("finalizers"), f"{path}.finalizers")
