@@ -5,7 +5,9 @@ Follows k8s.io/apimachinery `pkg/api/validation/objectmeta.go` at v0.37.2
 (`ValidateObjectMetaAccessor`, `ValidateOwnerReferences`, `validateOwnerReference`,
 `ValidateFinalizers`, `ValidateFinalizerName`) and k8s.io/kubernetes
 `pkg/apis/core/validation/validation.go` at v1.37.2 (`validateKubeFinalizerName`, which
-`ValidateObjectMeta` and `ValidateObjectMetaUpdate` add); the same in v1.33-v1.36.
+`ValidateObjectMeta` and `ValidateObjectMetaUpdate` add). The finalizer checks are the same in
+v1.33-v1.36; `validateOwnerReference` and `ValidateOwnerReferences` of v0.33-v0.36 are kept as
+the branches `versions.CHANGES` names (OwnerReferencesByIndex, OwnerReferenceShortMessages).
 
 Label and annotation syntax and size are IM-008 (`rules.metadata_update`). Name checks run on
 CREATE only: on UPDATE the name is immutable and upstream does not judge its syntax again. The
