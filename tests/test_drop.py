@@ -143,6 +143,62 @@ def test_alpha_fields_are_dropped_so_an_update_of_a_running_job_may_add_them() -
     ] == ["TM-001"]
 
 
+def test_volume_user_fields_are_dropped_everywhere_they_are_written() -> None:
+    # AtomicWriteVolumeUserFields: defaultUser and the items' user of secret, configMap,
+    # downwardAPI and projected volumes, and of each projection.
+    spec = {
+        "volumes": [
+            {
+                "name": "a",
+                "secret": {
+                    "secretName": "s",
+                    "defaultUser": 1,
+                    "items": [{"key": "k", "path": "p", "user": 2}],
+                },
+            },
+            {
+                "name": "b",
+                "projected": {
+                    "defaultUser": 3,
+                    "sources": [
+                        {"serviceAccountToken": {"path": "t", "user": 4}},
+                        {
+                            "downwardAPI": {
+                                "items": [
+                                    {
+                                        "path": "n",
+                                        "fieldRef": {"fieldPath": "metadata.name"},
+                                        "user": 5,
+                                    }
+                                ]
+                            }
+                        },
+                    ],
+                },
+            },
+        ]
+    }
+    template = pod_job(**spec)["spec"]["template"]
+    kept = drop_disabled_template_fields(template, None, "1.37")
+    assert kept["spec"]["volumes"] == [
+        {"name": "a", "secret": {"secretName": "s", "items": [{"key": "k", "path": "p"}]}},
+        {
+            "name": "b",
+            "projected": {
+                "sources": [
+                    {"serviceAccountToken": {"path": "t"}},
+                    {
+                        "downwardAPI": {
+                            "items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]
+                        }
+                    },
+                ]
+            },
+        },
+    ]
+    assert drop_disabled_template_fields(template, template, "1.37") is template
+
+
 def test_cronjob_templates_are_dropped_too() -> None:
     obj = cronjob()
     obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["restartPolicy"] = (

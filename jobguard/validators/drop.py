@@ -9,8 +9,6 @@ rules nor the template comparison of an UPDATE (TM-001) see it. The gates come f
 `versions.GATES`; only those whose field exists in some supported release while the gate is
 off are ported. A field that does not exist at all in the judged release is unknown to its
 schema and refused before this runs (SC-001), as the API server's strict decoding refuses it.
-Not ported (alpha in every supported release, no verdict depends on them today):
-AtomicWriteVolumeUserFields (`defaultUser` and the items' `user`).
 """
 
 from __future__ import annotations
@@ -26,7 +24,23 @@ _CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _HANDLERS = ("postStart", "preStop")
 _VOLUME_GATES = frozenset(
-    {"ImageVolume", "EmptyDirVolumeMode", "ClusterTrustBundleProjection", "PodCertificateRequest"}
+    {
+        "ImageVolume",
+        "EmptyDirVolumeMode",
+        "ClusterTrustBundleProjection",
+        "PodCertificateRequest",
+        "AtomicWriteVolumeUserFields",
+    }
+)
+# The volume sources whose items carry a `user`, in the order Go's switch tries them.
+_USER_SOURCES = ("secret", "configMap", "downwardAPI")
+_PROJECTED_USER_SOURCES = (
+    "secret",
+    "downwardAPI",
+    "configMap",
+    "serviceAccountToken",
+    "clusterTrustBundle",
+    "podCertificate",
 )
 
 
@@ -124,6 +138,48 @@ def _container_features(
                 break
 
 
+def _source_of(holder: dict[str, Any], kinds: tuple[str, ...]) -> tuple[str, Any]:
+    """The first of `kinds` the volume (or projection) sets, as Go's switch picks it."""
+    for kind in kinds:
+        source = holder.get(kind)
+        if source is not None:
+            return kind, source
+    return "", None
+
+
+def _items_users(source: Any, drop: bool) -> bool:
+    """Whether an item of `source` sets `user` (removed with `drop`)."""
+    found = False
+    for item in _dicts(_member(source, "items")):
+        if item.get("user") is not None:
+            found = True
+            if drop:
+                del item["user"]
+    return found
+
+
+def _user_fields(volume: dict[str, Any], drop: bool) -> bool:
+    """atomicWriteVolumeUserFieldsInUse (`drop` False) or dropDisabledAtomicWriteVolumeUserFields
+    (`drop` True) on one volume: `defaultUser` and the items' `user`."""
+    kind, source = _source_of(volume, (*_USER_SOURCES, "projected"))
+    if not isinstance(source, dict):
+        return False
+    found = source.get("defaultUser") is not None
+    if drop:
+        source.pop("defaultUser", None)
+    if kind != "projected":
+        return _items_users(source, drop) or found
+    for projection in _dicts(source.get("sources")):
+        inner_kind, inner = _source_of(projection, _PROJECTED_USER_SOURCES)
+        if inner_kind in _USER_SOURCES:
+            found = _items_users(inner, drop) or found
+        elif isinstance(inner, dict) and inner.get("user") is not None:
+            found = True
+            if drop:
+                del inner["user"]
+    return found
+
+
 def _features(spec: dict[str, Any], stored: bool, gates: frozenset[str]) -> set[str]:
     """The gates whose fields `spec` holds: what each drop removes from a new spec (`stored`
     False), or upstream's "in use" test of the stored spec (True), which keeps them. Only
@@ -155,6 +211,8 @@ def _features(spec: dict[str, Any], stored: bool, gates: frozenset[str]) -> set[
                 found.add("ClusterTrustBundleProjection")
             if source.get("podCertificate") is not None:
                 found.add("PodCertificateRequest")
+        if "AtomicWriteVolumeUserFields" in gates and _user_fields(volume, drop=False):
+            found.add("AtomicWriteVolumeUserFields")
     for kind in _CONTAINER_KINDS:
         for container in _dicts(spec.get(kind)):
             _container_features(container, kind, found, stored, gates)
@@ -184,6 +242,11 @@ def _drop_cluster_trust_bundle(spec: dict[str, Any]) -> None:
 def _drop_pod_certificate(spec: dict[str, Any]) -> None:
     for source in _projected_sources(spec):
         source.pop("podCertificate", None)
+
+
+def _drop_user_fields(spec: dict[str, Any]) -> None:
+    for volume in _dicts(spec.get("volumes")):
+        _user_fields(volume, drop=True)
 
 
 def _drop_image_volumes(spec: dict[str, Any]) -> None:
@@ -279,6 +342,7 @@ DROPS: tuple[tuple[str, _Drop], ...] = (
     ("DynamicResourceAllocation", _drop_dra),
     ("ClusterTrustBundleProjection", _drop_cluster_trust_bundle),
     ("PodCertificateRequest", _drop_pod_certificate),
+    ("AtomicWriteVolumeUserFields", _drop_user_fields),
     ("GenericWorkload", _drop_scheduling_group),
     ("GRPCContainerProbeTLS", _drop_grpc_mode),
     ("EvictionRequestAPI", _drop_eviction_responders),

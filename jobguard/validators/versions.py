@@ -50,6 +50,7 @@ GATES: dict[str, str | None] = {
     "H2CContainerProbe": None,  # an httpGet action's protocol
     "EmptyDirVolumeMode": None,  # an emptyDir's mode
     "VolumeBindMountOptions": None,  # a volume mount's bindMountOptions
+    "AtomicWriteVolumeUserFields": None,  # a volume's defaultUser, its items' user
 }
 
 # Gate -> the first supported release whose API server drops the gate's fields while it is off
