@@ -665,12 +665,14 @@ def test_invalid_containers_are_reported_as_upstream_does(
 
 
 def test_version_differences() -> None:
-    # 1.33/1.34: the old valueFrom message, init restartPolicy only Always, container restartPolicy
-    # forbidden; 1.36: the resize message names the pod's restartPolicy.
+    # 1.33/1.34: the old valueFrom message; 1.33: init restartPolicy only Always, container
+    # restartPolicy forbidden (1.34 drops both, tests/test_drop.py); 1.36: the resize message
+    # names the pod's restartPolicy.
     empty = with_container(env=[{"name": "A", "valueFrom": {}}])
     assert pod_causes(empty, "1.34")[0][3].endswith("`configMapKeyRef` or `secretKeyRef`")
     init = job(initContainers=[{"name": "i", "image": "b", "restartPolicy": "Never"}])
-    assert pod_causes(init, "1.34") == [
+    assert pod_causes(init, "1.34") == []
+    assert pod_causes(init, "1.33") == [
         (
             "POD-012",
             f"{I0}.restartPolicy",

@@ -387,7 +387,14 @@ AREAS: tuple[Area, ...] = (
         "names fit a label value (OM-002), and the namespace, the object's or the request's, is "
         "a DNS-1123 label (OM-003). Label and annotation syntax and size are IM-008, on Jobs, "
         "CronJobs and pod templates. On UPDATE the name is immutable (IM-008) and not judged "
-        "again, so objects with names accepted by older rules can still be updated.",
+        "again, so objects with names accepted by older rules can still be updated. The owner "
+        "references (OM-004: apiVersion, kind, name and uid set, no Event owner, at most one "
+        "controller; each reference's errors under its index from 1.37, under `ownerReferences` before, as apimachinery v0.37 changed them) and the finalizers (OM-005: qualified names, a name without a domain only "
+        "`kubernetes`, `orphan` or `foregroundDeletion`, not both of the last two, and no new "
+        "finalizer on an object being deleted) are judged on every CREATE and UPDATE, as the "
+        "API server's registry judges them before any update (`validateCommonFields`). A pod "
+        "template's owner references and finalizers are not judged: upstream's "
+        "`ValidatePodTemplateSpec` judges only its labels and annotations.",
         requests=(JOB_CREATE, CRONJOB_CREATE),
     ),
     Area(
@@ -429,7 +436,12 @@ AREAS: tuple[Area, ...] = (
         "sources, mounts and devices, container misc, security contexts, OS, affinity, "
         "tolerations, topology spread, DNS, scalar fields, resource claims), with the "
         "differences of the "
-        "configured `kubernetesVersion`'s default feature gates. Values are judged "
+        "configured `kubernetesVersion`'s default feature gates: the fields of a gate off "
+        "by default are dropped before judging, as the API server drops them "
+        "(`DropDisabledTemplateFields`), unless the stored template uses them. `privileged` "
+        "and Windows hostProcess containers are judged as on an API server started with "
+        "`--allow-privileged=true`, as installers and managed offerings start it: upstream's "
+        '"disallowed by cluster policy" never fires. Values are judged '
         "after the API server's defaulting (an unset imagePullPolicy or protocol is fine); "
         "wrongly typed values are left to the schema rules (SC). What is not covered is listed "
         'in README.md ("What the pod rules cover").',
@@ -1317,6 +1329,32 @@ RULES: tuple[RuleInfo, ...] = (
         at_rest=_CREATE_ONLY,
     ),
     _r(
+        "OM-004",
+        "objectmeta",
+        "owner references name their owner fully, at most one is the controller",
+        source="k8s.io/apimachinery pkg/api/validation: ValidateOwnerReferences",
+        checked_in=_in("object_names", "validate_owner_reference", "validate_owner_references"),
+        requests=REQUESTS,
+        at_rest=_holds(
+            "the API server judges the owner references on every write, the status's included"
+        ),
+    ),
+    _r(
+        "OM-005",
+        "objectmeta",
+        "finalizers are qualified names, standard or domain-qualified; none added while deleting",
+        source=(
+            "k8s.io/apimachinery pkg/api/validation: ValidateFinalizers, ValidateNoNewFinalizers; "
+            f"{_CORE}: validateKubeFinalizerName"
+        ),
+        checked_in=(
+            *_in("object_names", "validate_finalizers", "validate_kube_finalizer_name"),
+            *_in("metadata_update", "validate_no_new_finalizers"),
+        ),
+        requests=REQUESTS,
+        at_rest=_holds("the API server judges the finalizer names on every write"),
+    ),
+    _r(
         "CS-001",
         "cronjobspec",
         "schedule is required and parses as a cron schedule, without TZ",
@@ -1594,7 +1632,7 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-021",
         "pod",
-        "tolerations",
+        "tolerations, the field's and the tolerations annotation's",
         source=f"{_CORE}: ValidateTolerations, validateTaintEffect",
         checked_in=_in("pod_scheduling", "check_tolerations", "_comparison_value"),
         at_rest=_STORED_SPEC,
@@ -1649,8 +1687,8 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-026",
         "pod",
-        "pod-specific annotations: mirror-pod, pod deletion cost, seccomp and AppArmor annotations, which must agree with the fields and name existing containers",
-        source=f"{_CORE}: ValidatePodSpecificAnnotations, ValidateSeccompPodAnnotations, ValidateSeccompProfile, ValidateAppArmorPodAnnotations, validateSeccompAnnotationsAndFields, validateAppArmorAnnotationsAndFieldsMatchOnCreate",
+        "pod-specific annotations: mirror-pod, tolerations (read as JSON; the tolerations themselves are POD-021's), pod deletion cost, seccomp and AppArmor annotations, which must agree with the fields and name existing containers",
+        source=f"{_CORE}: ValidatePodSpecificAnnotations, ValidateTolerationsInPodAnnotations, ValidateSeccompPodAnnotations, ValidateSeccompProfile, ValidateAppArmorPodAnnotations, validateSeccompAnnotationsAndFields, validateAppArmorAnnotationsAndFieldsMatchOnCreate",
         checked_in=_in(
             "pod_annotations",
             "validate_local_descending_path",
@@ -1658,6 +1696,7 @@ RULES: tuple[RuleInfo, ...] = (
             "validate_pod_specific_annotations",
             "_seccomp_match",
             "validate_app_armor_annotations_and_fields_match_on_create",
+            "validate_tolerations_in_pod_annotations",
         ),
         at_rest=_STORED_SPEC,
     ),

@@ -24,6 +24,7 @@ from jobguard.validators.context import (
     Request,
     Requester,
 )
+from jobguard.validators.drop import drop_disabled_template_fields
 from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
 from jobguard.validators.memo import ByteBoundedMemo
@@ -52,15 +53,16 @@ from jobguard.validators.rules.cronjob_template import check_cronjob
 from jobguard.validators.rules.immutable import check_job_spec_update_fields
 from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
 from jobguard.validators.rules.metadata_update import (
-    WITH_SYNTAX,
-    WITHOUT_SYNTAX,
     check_labels_and_annotations,
     check_metadata_update,
+    with_syntax,
+    without_syntax,
 )
 from jobguard.validators.rules.object_names import (
     NameOptions,
     check_cronjob_name_length,
     check_object_meta,
+    check_owner_references_and_finalizers,
 )
 from jobguard.validators.rules.pod import check_pod_template
 from jobguard.validators.rules.pod_common import PodOptions
@@ -163,8 +165,9 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     new_raw: Any = request.object
     if not isinstance(new_raw, dict):
         raise ObjectDecodeError("object", "must be a JSON object")
+    version = settings.semantics.version
     if request.operation is Operation.CREATE:
-        new_raw = prepare_create(new_raw)
+        new_raw = _dropped(prepare_create(new_raw), None, ("spec",), version)
         created = apply_job_defaults(decode_job(new_raw))
         return JobCreateContext(
             semantics=settings.semantics,
@@ -182,7 +185,7 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
     if status:
         new_raw = prepare_status_update(new_raw, old_raw)
     else:
-        new_raw = prepare_update(new_raw, old_raw)
+        new_raw = _dropped(prepare_update(new_raw, old_raw), old_raw, ("spec",), version)
     new = apply_job_defaults(decode_job(new_raw))
     old = apply_job_defaults(_decode_old(old_raw, new_raw, new))
     new_state, old_state = JobState.of(new), JobState.of(old)
@@ -199,6 +202,34 @@ def _job_context(request: Request, settings: Settings) -> JobContext:
         requester=request.requester,
         namespace=request.namespace,
     )
+
+
+def _dropped(
+    raw: dict[str, Any], old_raw: dict[str, Any] | None, at: tuple[str, ...], version: str
+) -> dict[str, Any]:
+    """The object with its pod template (under `at` + "template") as the strategy's
+    PrepareForCreate / PrepareForUpdate leaves it: DropDisabledTemplateFields against the
+    stored template. The same object when nothing is dropped."""
+    parent: Any = raw
+    old_parent: Any = old_raw
+    for key in at:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+        old_parent = old_parent.get(key) if isinstance(old_parent, dict) else None
+    if not isinstance(parent, dict):
+        return raw
+    template = parent.get("template")
+    old_template = old_parent.get("template") if isinstance(old_parent, dict) else None
+    kept = drop_disabled_template_fields(template, old_template, version)
+    if kept is template:
+        return raw
+    # Rebuild the path down to the template: the request's own maps stay as they were.
+    rebuilt: dict[str, Any] = {**parent, "template": kept}
+    for depth in range(len(at) - 1, -1, -1):
+        above: Any = raw
+        for key in at[:depth]:
+            above = above[key]
+        rebuilt = {**above, at[depth]: rebuilt}
+    return rebuilt
 
 
 def _decode_old(old_raw: dict[str, Any], new_raw: dict[str, Any], new: Job) -> Job:
@@ -335,7 +366,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         uncounted = (new_json.uncounted_terminated_pods, ctx.old_json.uncounted_terminated_pods)
         status_opts = status_options(new, old, new_state, old_state, ctx.semantics, uncounted)
         errors = check_metadata_update(
-            new_json.metadata, ctx.old_json.metadata, "metadata", WITH_SYNTAX
+            new_json.metadata, ctx.old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += check_job_status(new, old, "status", status_opts)
         errors += check_job_status_update(new, old, "status", status_opts)
@@ -360,7 +391,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         # once, the immutable fields, the pod template), validateNameAllowsCompletions.
         old_json = update.old_json
         errors = check_metadata_update(
-            new_json.metadata, old_json.metadata, "metadata", WITH_SYNTAX
+            new_json.metadata, old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += job_spec
         errors += check_job_spec_update_fields(
@@ -375,6 +406,9 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         else:
             errors = []
         errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
+        errors += check_owner_references_and_finalizers(
+            new_json.metadata, None, "metadata", ctx.semantics.version
+        )
         errors += check_generated_selector(new_json, None, "spec", opts)
         errors += job_spec
         errors += check_indexed_hostname(new, None, "metadata", None)
@@ -382,7 +416,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
         errors += check_metadata_update(
-            new_json.metadata, old_json.metadata, "metadata", WITHOUT_SYNTAX
+            new_json.metadata, old_json.metadata, "metadata", without_syntax(ctx.semantics.version)
         )
         # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
         # again, not computed twice), the immutable fields and the pod template.
@@ -428,15 +462,17 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     create = ctx.operation is Operation.CREATE
     if create:
         errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
-        errors += check_labels_and_annotations(
-            _dict(ctx.new_raw.get("metadata")), None, "metadata", None
+        metadata = _dict(ctx.new_raw.get("metadata"))
+        errors += check_labels_and_annotations(metadata, None, "metadata", None)
+        errors += check_owner_references_and_finalizers(
+            metadata, None, "metadata", ctx.semantics.version
         )
     else:
         errors = check_metadata_update(
             _dict(ctx.new_raw.get("metadata")),
             _dict((ctx.old_raw or {}).get("metadata")),
             "metadata",
-            WITH_SYNTAX,
+            with_syntax(ctx.semantics.version),
         )
     spec = _spec(ctx.new_raw)
     old_spec = None if create else _spec(ctx.old_raw)
@@ -564,6 +600,9 @@ def _cronjob_context(request: Request, settings: Settings) -> CronJobContext:
     old_raw = request.old_object if request.operation is Operation.UPDATE else None
     if isinstance(old_raw, dict):
         new_raw = prepare_cronjob_update(new_raw, old_raw)
+    # cronJobStrategy: DropDisabledTemplateFields on the Job template's pod template.
+    stored = old_raw if isinstance(old_raw, dict) else None
+    new_raw = _dropped(new_raw, stored, ("spec", "jobTemplate", "spec"), settings.semantics.version)
     new = decode_cronjob(new_raw)
     old = decode_cronjob(old_raw, "oldObject") if isinstance(old_raw, dict) else None
     return CronJobContext(

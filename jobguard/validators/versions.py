@@ -41,6 +41,23 @@ GATES: dict[str, str | None] = {
     "PodCertificateRequest": "1.37",  # GA 1.37 (dropped before)
     "TaintTolerationComparisonOperators": None,  # alpha from 1.35: Lt/Gt refused
     "PodDeletionCost": "1.33",  # beta since 1.22: the annotation is validated
+    # Alpha in every supported release: their fields are dropped (drop.py), so a template
+    # comparison (TM-001) never sees them.
+    "ContainerStopSignals": None,  # a lifecycle's stopSignal
+    "GenericWorkload": None,  # schedulingGroup
+    "EvictionRequestAPI": None,  # evictionResponders
+    "GRPCContainerProbeTLS": None,  # a gRPC probe's mode
+    "H2CContainerProbe": None,  # an httpGet action's protocol
+    "EmptyDirVolumeMode": None,  # an emptyDir's mode
+    "VolumeBindMountOptions": None,  # a volume mount's bindMountOptions
+    "AtomicWriteVolumeUserFields": None,  # a volume's defaultUser, its items' user
+}
+
+# Gate -> the first supported release whose API server drops the gate's fields while it is off
+# (pkg/api/pod/util.go dropDisabledFields, drop.py); before it, the fields are validated and
+# refused. A gate not listed drops in every supported release.
+DROPPED_FROM: dict[str, str] = {
+    "ContainerRestartRules": "1.34",  # dropContainerRestartRules came with the gate
 }
 
 # Behaviour changed in code (no gate) -> the first supported release with the newer behaviour.
@@ -65,6 +82,13 @@ CHANGES: dict[str, str] = {
     # (validateShareProcessNamespace, at spec.shareProcessNamespace), and validateWindows the
     # host fields after the security context's.
     "ShareProcessNamespaceAfterSecurityContext": "1.37",
+    # apimachinery validateOwnerReference: "must not be empty" for kind, name and uid (1.33:
+    # "kind must not be empty", ...).
+    "OwnerReferenceShortMessages": "1.34",
+    # apimachinery v0.37 validateOwnerReference: each reference's errors under its index, an
+    # empty member Required (before: Invalid, under `ownerReferences` itself), and an apiVersion
+    # that is not <group>/<version> or <version> named so (before: "version must not be empty").
+    "OwnerReferencesByIndex": "1.37",
     # GetValidationOptionsFromPodSpecAndMeta's relaxations that came with a field or a gate:
     # the release from which the stored template's use of it keeps it allowed.
     "EnvFilesOption": "1.34",
@@ -113,6 +137,12 @@ class Release:
         table, so a typo never reads as "off")."""
         since = GATES[name]
         return since is not None and _key(self.version) >= _key(since)
+
+    def drops(self, name: str) -> bool:
+        """Whether this release's API server drops the fields of gate `name` (off by default
+        here, and its drop function exists; KeyError: not in `GATES`)."""
+        first = DROPPED_FROM.get(name, RELEASES[0])
+        return not self.gate(name) and _key(self.version) >= _key(first)
 
     def has(self, change: str) -> bool:
         """Whether this release has the newer behaviour `change` (KeyError: not in the table)."""

@@ -41,7 +41,15 @@ from tests.realapi.kube import CRONJOBS, JOBS, apply_merge_patch, merge_patch
 
 REPO = Path(__file__).resolve().parents[2]
 DISAGREEMENTS = Path(__file__).with_name("disagreements.yaml")
-POD_TABLES = ("containers", "dns", "resources", "scheduling", "security", "volumes")
+POD_TABLES = (
+    "containers",
+    "dns",
+    "resources",
+    "scheduling",
+    "security",
+    "tolerations_annotation",
+    "volumes",
+)
 GENERATED = 240
 """Generated Jobs per run: with the corpus, a few hundred dry runs (well under a minute)."""
 DRY_RUN = {"dryRun": "All", "fieldValidation": "Strict"}

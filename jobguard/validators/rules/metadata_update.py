@@ -1,9 +1,17 @@
-"""IM-008: object metadata rules (upstream ValidateObjectMeta / ValidateObjectMetaUpdate)."""
+"""IM-008 and OM-005 on UPDATE: object metadata rules (upstream ValidateObjectMeta /
+ValidateObjectMetaUpdate).
+
+Follows k8s.io/apimachinery `pkg/api/validation/objectmeta.go` at v0.37.2
+(`ValidateObjectMetaAccessorUpdate`, `ValidateNoNewFinalizers`, `ValidateAnnotations`) as the
+generic registry's `validateCommonFields` (k8s.io/apiserver `pkg/registry/rest/update.go`) and
+core's `ValidateObjectMetaUpdate` (k8s.io/kubernetes v1.37.2) call it; the same in v1.33-v1.36.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from jobguard.validators.errors import (
@@ -11,10 +19,16 @@ from jobguard.validators.errors import (
     ErrorType,
     FieldChange,
     FieldError,
+    forbidden,
     immutable,
     invalid,
+    render_value,
 )
 from jobguard.validators.names import label_value_problems, qualified_name_problems
+from jobguard.validators.rules.object_names import (
+    kube_finalizer_names,
+    owner_references_and_finalizers,
+)
 from jobguard.validators.semantic import normalize
 
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
@@ -74,21 +88,57 @@ def check_labels_and_annotations(
 class MetadataOptions:
     syntax: bool
     """Label and annotation syntax is judged too (False: the caller already judged it)."""
+    version: str
+    """The release whose owner-reference checks apply (versions.RELEASES)."""
 
 
-WITH_SYNTAX = MetadataOptions(syntax=True)
-WITHOUT_SYNTAX = MetadataOptions(syntax=False)
+@lru_cache(maxsize=16)
+def with_syntax(version: str) -> MetadataOptions:
+    return MetadataOptions(syntax=True, version=version)
+
+
+@lru_cache(maxsize=16)
+def without_syntax(version: str) -> MetadataOptions:
+    return MetadataOptions(syntax=False, version=version)
+
+
+def validate_no_new_finalizers(new: Any, old: Any, path: str) -> list[FieldError]:
+    """ValidateNoNewFinalizers: an object being deleted gains no finalizer."""
+    old_names = {f for f in old if isinstance(f, str)} if isinstance(old, list) else set()
+    new_names = {f for f in new if isinstance(f, str)} if isinstance(new, list) else set()
+    extra = sorted(new_names - old_names)
+    if not extra:
+        return []
+    # Go's %#v of a []string.
+    listed = ", ".join(render_value(name) for name in extra)
+    detail = (
+        "no new finalizers can be added if the object is being deleted, found new finalizers "
+        f"[]string{{{listed}}}"
+    )
+    return [forbidden("OM-005", path, detail)]
 
 
 def check_metadata_update(
     new: Mapping[str, Any], old: Mapping[str, Any], path: str, opts: MetadataOptions
 ) -> list[FieldError]:
-    """IM-008 (upstream ValidateObjectMetaUpdate) on the metadata as sent: immutable members,
-    and label/annotation syntax unless the caller already checked it."""
+    """IM-008, OM-004 and OM-005 on the metadata as sent, in the order an UPDATE reports them
+    first: the registry's validateCommonFields (ValidateObjectMetaAccessor: labels,
+    annotations, owner references, finalizers; then ValidateObjectMetaAccessorUpdate: no new
+    finalizers while deleting, the immutable members), then core's Kubernetes finalizer names.
+    Without `opts.syntax` the caller already judged the create-style part."""
     errors: list[FieldError] = []
+    if opts.syntax:
+        errors += check_labels_and_annotations(new, None, path, None)
+        errors += owner_references_and_finalizers(new, path, opts.version)
+    if old.get("deletionTimestamp") is not None:
+        errors += validate_no_new_finalizers(
+            new.get("finalizers"), old.get("finalizers"), f"{path}.finalizers"
+        )
     for key in _IMMUTABLE_META:
         new_value, old_value = new.get(key), old.get(key)
         if new_value != old_value and normalize({key: new_value}) != normalize({key: old_value}):
             change = FieldChange(f"{path}.{key}", old.get(key, ABSENT), new.get(key, ABSENT))
             errors.append(immutable("IM-008", f"{path}.{key}", new_value, (change,)))
-    return errors + check_labels_and_annotations(new, None, path, None) if opts.syntax else errors
+    if opts.syntax:
+        errors += kube_finalizer_names(new.get("finalizers"), f"{path}.finalizers")
+    return errors

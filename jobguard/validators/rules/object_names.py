@@ -1,13 +1,25 @@
-"""OM-001..OM-003: object metadata on CREATE (upstream ValidateObjectMeta, ValidateCronJobCreate;
+"""OM-001..OM-005: object metadata (upstream ValidateObjectMeta, ValidateCronJobCreate;
 docs/RULES.md, "Object metadata (OM)").
 
-Label and annotation syntax and size are IM-008 (`rules.metadata`). Name checks run on CREATE
-only: on UPDATE the name is immutable and upstream does not judge its syntax again.
+Follows k8s.io/apimachinery `pkg/api/validation/objectmeta.go` at v0.37.2
+(`ValidateObjectMetaAccessor`, `ValidateOwnerReferences`, `validateOwnerReference`,
+`ValidateFinalizers`, `ValidateFinalizerName`) and k8s.io/kubernetes
+`pkg/apis/core/validation/validation.go` at v1.37.2 (`validateKubeFinalizerName`, which
+`ValidateObjectMeta` and `ValidateObjectMetaUpdate` add). The finalizer checks are the same in
+v1.33-v1.36; `validateOwnerReference` and `ValidateOwnerReferences` of v0.33-v0.36 are kept as
+the branches `versions.CHANGES` names (OwnerReferencesByIndex, OwnerReferenceShortMessages).
+
+Label and annotation syntax and size are IM-008 (`rules.metadata_update`). Name checks run on
+CREATE only: on UPDATE the name is immutable and upstream does not judge its syntax again. The
+owner references and finalizers are judged on UPDATE too: the generic registry's
+`validateCommonFields` runs `ValidateObjectMetaAccessor` before every update.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from jobguard.validators.errors import FieldError, invalid, required
 from jobguard.validators.model import ObjectMeta
@@ -15,8 +27,10 @@ from jobguard.validators.names import (
     dns1123_label_problems,
     max_len_error,
     name_is_dns_subdomain,
+    qualified_name_problems,
 )
 from jobguard.validators.prepare import name_from_generate_name
+from jobguard.validators.versions import Release
 
 # The CronJob controller names its Jobs `<cronjob>-<11 characters>`, within a 63-character
 # label value.
@@ -71,3 +85,162 @@ def check_cronjob_name_length(
     if len(name) > MAX_CRONJOB_NAME_LENGTH:
         return [invalid("OM-002", f"{path}.name", name, max_len_error(MAX_CRONJOB_NAME_LENGTH))]
     return []
+
+
+# --- owner references (OM-004) and finalizers (OM-005) -------------------------------------------
+
+BANNED_OWNERS = frozenset({("", "v1", "Event")})
+"""BannedOwners: (group, version, kind) that may not own an object."""
+FINALIZER_ORPHAN_DEPENDENTS = "orphan"
+FINALIZER_DELETE_DEPENDENTS = "foregroundDeletion"
+STANDARD_FINALIZERS = frozenset(
+    {"kubernetes", FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS}
+)
+"""helper.IsStandardFinalizerName (core's FinalizerKubernetes and the two metav1 ones)."""
+# metav1.OwnerReference's members in Go's order (the value an error prints).
+_OWNER_REFERENCE_FIELDS = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+
+
+def _string(value: Any) -> str:
+    """A string member as the typed object holds it (another type is the decoder's to name)."""
+    return value if isinstance(value, str) else ""
+
+
+def parse_group_version(api_version: str) -> tuple[str, str] | None:
+    """schema.ParseGroupVersion: (group, version), None where Go returns an error."""
+    if not api_version or api_version == "/":
+        return "", ""
+    slashes = api_version.count("/")
+    if slashes == 0:
+        return "", api_version
+    if slashes == 1:
+        group, _, version = api_version.partition("/")
+        return group, version
+    return None
+
+
+def _owner_reference_value(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """The reference as the typed metav1.OwnerReference holds it (unknown members dropped)."""
+    return {key: ref[key] for key in _OWNER_REFERENCE_FIELDS if ref.get(key) is not None}
+
+
+def validate_owner_reference(ref: Mapping[str, Any], path: str, version: str) -> list[FieldError]:
+    """validateOwnerReference, as the API server of `version` has it (versions.CHANGES:
+    OwnerReferencesByIndex, OwnerReferenceShortMessages)."""
+    errors: list[FieldError] = []
+    release = Release.of(version)
+    api_version = _string(ref.get("apiVersion"))
+    kind, name, uid = (_string(ref.get(key)) for key in ("kind", "name", "uid"))
+    parsed = parse_group_version(api_version)
+    group, version_part = parsed if parsed is not None else ("", "")
+    if release.has("OwnerReferencesByIndex"):
+        if not api_version:
+            errors.append(required("OM-004", f"{path}.apiVersion", "must not be empty"))
+        elif parsed is None or not version_part:
+            detail = "must be <group>/<version> or <version>"
+            errors.append(invalid("OM-004", f"{path}.apiVersion", api_version, detail))
+        for key, value in (("kind", kind), ("name", name), ("uid", uid)):
+            if not value:
+                errors.append(required("OM-004", f"{path}.{key}", "must not be empty"))
+    else:
+        # schema.FromAPIVersionAndKind: an unparsable apiVersion has no version either.
+        if not version_part:
+            detail = "version must not be empty"
+            errors.append(invalid("OM-004", f"{path}.apiVersion", api_version, detail))
+        short = release.has("OwnerReferenceShortMessages")
+        for key, value in (("kind", kind), ("name", name), ("uid", uid)):
+            if not value:
+                detail = "must not be empty" if short else f"{key} must not be empty"
+                errors.append(invalid("OM-004", f"{path}.{key}", value, detail))
+    if (group, version_part, kind) in BANNED_OWNERS:
+        detail = f"{group}/{version_part}, Kind={kind} is disallowed from being an owner"
+        errors.append(invalid("OM-004", path, _owner_reference_value(ref), detail))
+    return errors
+
+
+def validate_owner_references(owner_references: Any, path: str, version: str) -> list[FieldError]:
+    """ValidateOwnerReferences: each reference (under its index from 1.37, under the list's
+    path before), and at most one controller."""
+    errors: list[FieldError] = []
+    if not isinstance(owner_references, list):
+        return errors  # absent, or a type the decoder names
+    by_index = Release.of(version).has("OwnerReferencesByIndex")
+    first_controller = ""
+    for index, ref in enumerate(owner_references):
+        if not isinstance(ref, Mapping):
+            continue
+        errors += validate_owner_reference(ref, f"{path}[{index}]" if by_index else path, version)
+        if ref.get("controller") is True:
+            current = f"{_string(ref.get('kind'))}/{_string(ref.get('name'))}"
+            if first_controller:
+                detail = (
+                    'Only one reference can have Controller set to true. Found "true" in '
+                    f"references for {first_controller} and {current}"
+                )
+                value = [
+                    _owner_reference_value(r) for r in owner_references if isinstance(r, Mapping)
+                ]
+                errors.append(invalid("OM-004", path, value, detail))
+            else:
+                first_controller = current
+    return errors
+
+
+def _strings(value: Any) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def validate_finalizers(finalizers: Any, path: str) -> list[FieldError]:
+    """ValidateFinalizers (with ValidateFinalizerName): qualified names, and not both orphan and
+    foregroundDeletion. The errors name the list, not the item, as upstream's do."""
+    errors: list[FieldError] = []
+    names = _strings(finalizers)
+    for finalizer in names:
+        errors += [
+            invalid("OM-005", path, finalizer, problem)
+            for problem in qualified_name_problems(finalizer)
+        ]
+    if FINALIZER_ORPHAN_DEPENDENTS in names and FINALIZER_DELETE_DEPENDENTS in names:
+        detail = (
+            f"finalizer {FINALIZER_ORPHAN_DEPENDENTS} and {FINALIZER_DELETE_DEPENDENTS} cannot "
+            "be both set"
+        )
+        errors.append(invalid("OM-005", path, names, detail))
+    return errors
+
+
+def validate_kube_finalizer_name(value: str, path: str) -> list[FieldError]:
+    """validateKubeFinalizerName: a finalizer without a domain is one of the standard ones."""
+    if len(value.split("/")) == 1 and value not in STANDARD_FINALIZERS:
+        detail = "name is neither a standard finalizer name nor is it fully qualified"
+        return [invalid("OM-005", path, value, detail)]
+    return []
+
+
+def kube_finalizer_names(finalizers: Any, path: str) -> list[FieldError]:
+    """core's ValidateObjectMeta and ValidateObjectMetaUpdate: validateKubeFinalizerName of
+    each finalizer, by index (`path` is the list's)."""
+    errors: list[FieldError] = []
+    for index, finalizer in enumerate(finalizers if isinstance(finalizers, list) else ()):
+        if isinstance(finalizer, str):
+            errors += validate_kube_finalizer_name(finalizer, f"{path}[{index}]")
+    return errors
+
+
+def owner_references_and_finalizers(
+    metadata: Mapping[str, Any], path: str, version: str
+) -> list[FieldError]:
+    """ValidateObjectMetaAccessor's part after the labels and annotations: the owner references,
+    then the finalizers (apimachinery's checks only)."""
+    refs = metadata.get("ownerReferences")
+    errors = validate_owner_references(refs, f"{path}.ownerReferences", version)
+    return errors + validate_finalizers(metadata.get("finalizers"), f"{path}.finalizers")
+
+
+def check_owner_references_and_finalizers(
+    metadata: Mapping[str, Any], old: None, path: str, opts: str
+) -> list[FieldError]:
+    """OM-004 and OM-005 as core's ValidateObjectMeta of release `opts` judges them on CREATE:
+    the apimachinery checks, then the Kubernetes finalizer names."""
+    errors = owner_references_and_finalizers(metadata, path, opts)
+    return errors + kube_finalizer_names(metadata.get("finalizers"), f"{path}.finalizers")
