@@ -37,6 +37,11 @@ BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 OPTIONAL = {
     ("io.k8s.api.batch.v1.PodFailurePolicy", "rules"): "an empty podFailurePolicy is valid",
     ("io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern", "status"): "defaults to True",
+    # Dropped with their sources while the gate is off (drop.py); validateProjectionSources
+    # reports them where it judges the sources (pod_projections).
+    ("io.k8s.api.core.v1.ClusterTrustBundleProjection", "path"): "judged by the pod rules",
+    ("io.k8s.api.core.v1.PodCertificateProjection", "keyType"): "judged by the pod rules",
+    ("io.k8s.api.core.v1.PodCertificateProjection", "signerName"): "judged by the pod rules",
     ("io.k8s.api.core.v1.HTTPHeader", "value"): "an empty header value is valid",
     ("io.k8s.api.core.v1.ISCSIVolumeSource", "lun"): "lun 0 is valid",
     ("io.k8s.api.core.v1.PreferredSchedulingTerm", "preference"): "an empty term is valid",

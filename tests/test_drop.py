@@ -102,7 +102,20 @@ def test_a_stored_template_using_the_field_keeps_it_judged() -> None:
             "a cluster trust bundle projection",
             {"volumes": [{"name": "v", "projected": {"sources": [{"clusterTrustBundle": {}}]}}]},
             {"1.33", "1.34", "1.35", "1.36"},
-            None,  # kept in 1.37 (its own checks are not ported: see drop.py)
+            [
+                ("POD-015", f"{S}.volumes[0].projected.sources[0].clusterTrustBundle"),
+                ("POD-015", f"{S}.volumes[0].projected.sources[0].clusterTrustBundle.path"),
+            ],
+        ),
+        (
+            "a pod certificate projection",
+            {"volumes": [{"name": "v", "projected": {"sources": [{"podCertificate": {}}]}}]},
+            {"1.33", "1.34", "1.35", "1.36"},  # 1.33's schema refuses it first (SC-001)
+            [
+                ("POD-015", f"{S}.volumes[0].projected.sources[0].podCertificate.signerName"),
+                ("POD-015", f"{S}.volumes[0].projected.sources[0].podCertificate.keyType"),
+                ("POD-015", f"{S}.volumes[0].projected.sources[0].podCertificate"),
+            ],
         ),
         (
             "a hostname override",

@@ -1522,11 +1522,10 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-015",
         "pod",
-        "volume sources: one per volume, each valid (configMap, secret, emptyDir, hostPath, persistentVolumeClaim, projected, downwardAPI, csi, ephemeral, nfs, gitRepo, image, and the legacy in-tree sources: iscsi, fc, rbd, cephfs, cinder, glusterfs, flocker, quobyte, flexVolume, azureFile, azureDisk, gcePersistentDisk, awsElasticBlockStore, vsphereVolume, photonPersistentDisk, portworxVolume, scaleIO, storageos)",
-        source=f"{_CORE}: validateVolumeSource, validateHostPathVolumeSource, validateGitRepoVolumeSource, validateSecretVolumeSource, validateConfigMapVolumeSource, validateKeyToPath, ValidateLocalNonReservedPath, validateNFSVolumeSource, validatePersistentClaimVolumeSource, validateDownwardAPIVolumeSource, validateDownwardAPIVolumeFile, validateProjectedVolumeSource, validateProjectionSources, validateCSIVolumeSource, validateEphemeralVolumeSource, ValidatePersistentVolumeClaimTemplate, ValidateTemplateObjectMeta, ValidatePersistentVolumeClaimSpec, validateDataSource, validateDataSourceRef, validateImageVolumeSource, validateISCSIVolumeSource, validateFCVolumeSource, validateGCEPersistentDiskVolumeSource, validateAWSElasticBlockStoreVolumeSource, validateQuobyteVolumeSource, validateGlusterfsVolumeSource, validateFlockerVolumeSource, validateRBDVolumeSource, validateCinderVolumeSource, validateCephFSVolumeSource, validateFlexVolumeSource, validateAzureFile, validateAzureDisk, validateVsphereVolumeSource, validatePhotonPersistentDiskVolumeSource, validatePortworxVolumeSource, validateScaleIOVolumeSource, validateStorageOSVolumeSource",
+        "volume sources: one per volume, each valid (configMap, secret, emptyDir, hostPath, persistentVolumeClaim, projected (with its clusterTrustBundle and podCertificate sources), downwardAPI, csi, ephemeral, nfs, gitRepo, image, and the legacy in-tree sources: iscsi, fc, rbd, cephfs, cinder, glusterfs, flocker, quobyte, flexVolume, azureFile, azureDisk, gcePersistentDisk, awsElasticBlockStore, vsphereVolume, photonPersistentDisk, portworxVolume, scaleIO, storageos)",
+        source=f"{_CORE}: validateVolumeSource, validateHostPathVolumeSource, validateGitRepoVolumeSource, validateSecretVolumeSource, validateConfigMapVolumeSource, validateKeyToPath, ValidateLocalNonReservedPath, validateNFSVolumeSource, validatePersistentClaimVolumeSource, validateDownwardAPIVolumeSource, validateDownwardAPIVolumeFile, validateProjectedVolumeSource, validateProjectionSources, ValidateSignerName, ValidateClusterTrustBundleName, ValidateUserAnnotations, validateUserField, validateCSIVolumeSource, validateEphemeralVolumeSource, ValidatePersistentVolumeClaimTemplate, ValidateTemplateObjectMeta, ValidatePersistentVolumeClaimSpec, validateDataSource, validateDataSourceRef, validateImageVolumeSource, validateISCSIVolumeSource, validateFCVolumeSource, validateGCEPersistentDiskVolumeSource, validateAWSElasticBlockStoreVolumeSource, validateQuobyteVolumeSource, validateGlusterfsVolumeSource, validateFlockerVolumeSource, validateRBDVolumeSource, validateCinderVolumeSource, validateCephFSVolumeSource, validateFlexVolumeSource, validateAzureFile, validateAzureDisk, validateVsphereVolumeSource, validatePhotonPersistentDiskVolumeSource, validatePortworxVolumeSource, validateScaleIOVolumeSource, validateStorageOSVolumeSource",
         checked_in=_in(
             "pod_volumes",
-            "_non_reserved_path",
             "_key_to_path",
             "_downward_file",
             "_named_source",
@@ -1559,6 +1558,16 @@ RULES: tuple[RuleInfo, ...] = (
             "validate_portworx_volume_source",
             "validate_scale_io_volume_source",
             "validate_storage_os_volume_source",
+        )
+        + _in(
+            "pod_projections",
+            "validate_local_non_reserved_path",
+            "validate_cluster_trust_bundle_projection",
+            "validate_pod_certificate_projection",
+            "validate_signer_name",
+            "validate_cluster_trust_bundle_name",
+            "validate_user_annotations",
+            "validate_user_field",
         ),
         at_rest=_STORED_SPEC,
     ),

@@ -177,6 +177,18 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
+_CHARACTERS = re.compile(r"must be no more than (\d+) characters")
+
+
+def label_key_problems(value: str) -> tuple[str, ...]:
+    """content.IsLabelKey, what IsQualifiedName became in apimachinery v0.35 (Kubernetes 1.35):
+    the same checks, lengths in bytes, a key with more than one '/' "a valid label key"."""
+    problems = qualified_name_problems(value)
+    if problems and problems[0].startswith("a qualified name "):
+        return ("a valid label key " + problems[0].removeprefix("a qualified name "),)
+    return tuple(_CHARACTERS.sub(r"must be no more than \1 bytes", p) for p in problems)
+
+
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 

@@ -44,6 +44,7 @@ DISAGREEMENTS = Path(__file__).with_name("disagreements.yaml")
 POD_TABLES = (
     "containers",
     "dns",
+    "projections",
     "resources",
     "scheduling",
     "security",
@@ -479,6 +480,24 @@ VOLUMES: list[dict[str, Any]] = [
     },
     {"fc": {"targetWWNs": ["a"], "wwids": ["b"], "lun": 1}},
     {"storageos": {"volumeName": "v", "volumeNamespace": "Bad_", "secretRef": {"name": ""}}},
+    # The projections whose gates are on from 1.37 (dropped before): an empty path, a missing
+    # key type, and both in one source.
+    {"projected": {"sources": [{"clusterTrustBundle": {"name": "a", "path": ""}}]}},
+    {"projected": {"sources": [{"podCertificate": {"signerName": "a.io/b", "keyPath": "k"}}]}},
+    {
+        "projected": {
+            "sources": [
+                {
+                    "clusterTrustBundle": {"signerName": "a.io/b", "path": "k"},
+                    "podCertificate": {
+                        "signerName": "a.io/b",
+                        "keyType": "RSA4096",
+                        "keyPath": "k",
+                    },
+                }
+            ]
+        }
+    },
 ]
 
 

@@ -45,6 +45,10 @@ from jobguard.validators.rules.pod_containers import (
     check_object_field_selector,
     check_resource_field_selector,
 )
+from jobguard.validators.rules.pod_projections import (
+    validate_certificate_projections,
+    validate_local_non_reserved_path,
+)
 from jobguard.validators.rules.pod_volume_sources import LEGACY_SOURCES, validate_iscsi_volume_name
 
 # validateVolumeSource's order, and the child names each source is reported under: its own
@@ -120,12 +124,7 @@ def volume_kind(volume: dict[str, Any], options: PodOptions) -> str:
     return found[0] if found else "emptyDir"
 
 
-def _non_reserved_path(value: str, path: str) -> list[FieldError]:
-    """ValidateLocalNonReservedPath."""
-    errors = list(each("POD-015", path, value, local_path_problems(value)))
-    if value.startswith("..") and not value.startswith("../"):
-        errors.append(invalid("POD-015", path, value, "must not start with '..'"))
-    return errors
+_non_reserved_path = validate_local_non_reserved_path
 
 
 def _key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
@@ -231,6 +230,8 @@ def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[F
                 errors.append(required("POD-015", f"{path}.path"))
             elif token_path is not None and not options.allow_non_local_projected_token_path:
                 errors += _non_reserved_path(token_path, f"{path}.path")
+        found, more = validate_certificate_projections(projection, at, path, paths)
+        count, errors = count + found, errors + more
         if count > 1:
             detail = "may not specify more than 1 volume type per source"
             errors.append(forbidden("POD-015", at, detail))
