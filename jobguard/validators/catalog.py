@@ -1561,13 +1561,14 @@ RULES: tuple[RuleInfo, ...] = (
         )
         + _in(
             "pod_projections",
+            "_too_long",
             "validate_local_non_reserved_path",
+            "validate_user_field",
+            "validate_signer_name",
+            "is_domain_prefixed_key",
+            "_claim_path",
             "validate_cluster_trust_bundle_projection",
             "validate_pod_certificate_projection",
-            "validate_signer_name",
-            "validate_cluster_trust_bundle_name",
-            "validate_user_annotations",
-            "validate_user_field",
         ),
         at_rest=_STORED_SPEC,
     ),
