@@ -20,8 +20,9 @@ small containers ending in `NaN` to /mutate), each to a new server with small re
 5 ms beside it: peak RSS, the small reviews' p99 and longest wait, the answer; then the RSS of
 an idle server before and after 20 such bodies, one after another (memory given back).
 
-`--idle-flood`: 1,000 connections opened and left idle (plain TCP on loopback), then small
-reviews, each on a new connection, for 5 s: how many got 200 and how many 503.
+`--idle-flood`: 1,000 connections opened and left idle (plain TCP on loopback; `--tls`: over
+TLS, each handshaken), then small reviews, each on a new connection, for 5 s: how many got 200
+and how many 503, their p99.
 
 `--reloads`: a server whose configuration file is a valid 1 MiB one (1,400 suspend policies),
 sent 50 SIGHUPs 20 ms apart while small reviews are sent every 5 ms: the small reviews' p99
@@ -40,6 +41,7 @@ import copy
 import os
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -48,6 +50,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -70,28 +73,57 @@ INLINE = (
 )
 
 
+@dataclass(frozen=True)
+class Tls:
+    """The server's certificate and key, and the client's context trusting its CA."""
+
+    cert: str
+    key: str
+    context: ssl.SSLContext
+
+
 @contextlib.contextmanager
-def server(tree: Path, inline: bool, extra: list[str]) -> Iterator[tuple[int, int]]:
+def tls_files() -> Iterator[Tls]:
+    from jobguard.app.certs import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = generate("jobguard", "bench", Path(tmp), dev=True)
+        context = ssl.create_default_context(cafile=str(files.ca_crt))
+        yield Tls(str(files.tls_crt), str(files.tls_key), context)
+
+
+@contextlib.contextmanager
+def server(
+    tree: Path, inline: bool, extra: list[str], tls: Tls | None = None
+) -> Iterator[tuple[int, int]]:
     port = free_port()
     start = [sys.executable, "-c", INLINE] if inline else jobguard_command(tree)
     command = [*start, "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--log-level", "warning", "--shutdown-delay", "0", *extra]
+    if tls is not None:
+        command += ["--tls-cert-file", tls.cert, "--tls-private-key-file", tls.key]
     env = {**os.environ, "JOBGUARD_CONFIG": ""}
     proc = subprocess.Popen(
         command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        if tls is None:
+            wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        else:
+            wait_ready(f"https://127.0.0.1:{port}", verify=tls.context, proc=proc)
         yield port, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
 
-def connect(port: int) -> socket.socket:
+def connect(port: int, tls: Tls | None = None) -> socket.socket:
+    """A connection to the server; over TLS, handshaken."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
+    if tls is None:
+        return sock
+    return tls.context.wrap_socket(sock, server_hostname="127.0.0.1")
 
 
 def status_update(count: int = 250_000) -> bytes:
@@ -188,15 +220,24 @@ def memory_given_back(port: int, pid: int, endpoint: str, body: bytes, count: in
         return f"idle RSS {before:.0f} -> {rss_mib(pid):.0f} MiB after {count} bodies"
 
 
-def idle_flood(baseline: str | None, count: int = 1000) -> None:
-    print(f"{count} idle connections held, then small reviews on new connections for 5 s")
+def idle_flood(baseline: str | None, tls: Tls | None, count: int = 1000) -> None:
+    """`count` connections held idle (over TLS: handshaken), then small reviews on new
+    connections for 5 s. The header timeout is raised to 60 s so that none of the idle ones is
+    closed for its silence during the run: only the connection bound is measured."""
+    over = " over TLS (handshaken)" if tls else " (plain TCP)"
+    print(f"{count} idle connections held{over}, then small reviews on new connections for 5 s")
     small = http_request("/validate", orjson.dumps(review(job())))
     trees: list[tuple[str, str | None]] = [("this tree", None)]
     if baseline:
         trees.append((f"baseline {baseline}", baseline))
     for name, ref in trees:
-        with source_tree(ref) as tree, server(tree, False, []) as (port, _):
-            held = [connect(port) for _ in range(count)]
+        with (
+            source_tree(ref) as tree,
+            server(tree, False, ["--header-timeout", "60"], tls) as (port, pid),
+        ):
+            started = time.perf_counter()
+            held = [connect(port, tls) for _ in range(count)]
+            opened = time.perf_counter() - started
             time.sleep(0.5)
             statuses: list[int] = []
             waits: list[float] = []
@@ -204,21 +245,36 @@ def idle_flood(baseline: str | None, count: int = 1000) -> None:
             while time.monotonic() < deadline:
                 started = time.perf_counter()
                 try:
-                    with connect(port) as sock:
+                    with connect(port, tls) as sock:
                         sock.sendall(small)
                         statuses.append(read_response(sock)[0])
                 except OSError:
                     statuses.append(0)
                 waits.append(time.perf_counter() - started)
                 time.sleep(0.02)
+            rss = rss_mib(pid, "VmHWM")
+            still_open = sum(1 for sock in held if _open(sock))
             for sock in held:
                 sock.close()
             ordered = sorted(waits)
             print(
                 f"  {name}: {statuses.count(200)} of {len(statuses)} answered 200,"
                 f" {statuses.count(503)} got 503, {statuses.count(0)} failed;"
-                f" p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms"
+                f" p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms,"
+                f" longest {ordered[-1] * 1000:.0f} ms; {count} opened in {opened:.1f} s,"
+                f" {still_open} still open; peak RSS {rss:.0f} MiB"
             )
+
+
+def _open(sock: socket.socket) -> bool:
+    """Whether the server has not closed `sock` (nothing to read and no end of file)."""
+    try:
+        sock.settimeout(0)
+        return sock.recv(1) != b""
+    except (BlockingIOError, ssl.SSLWantReadError):
+        return True
+    except OSError:
+        return False
 
 
 def large_config(limit: int = 1024 * 1024) -> str:
@@ -452,9 +508,14 @@ def main() -> None:
         action="store_true",
         help="only the idle connections (this tree, --baseline)",
     )
+    parser.add_argument(
+        "--tls", action="store_true", help="--idle-flood over TLS (handshaken connections)"
+    )
     args = parser.parse_args()
     if args.idle_flood:
-        idle_flood(args.baseline)
+        with contextlib.ExitStack() as stack:
+            tls = stack.enter_context(tls_files()) if args.tls else None
+            idle_flood(args.baseline, tls)
         return
     if args.reloads:
         reloads(args.baseline)
