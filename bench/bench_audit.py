@@ -197,8 +197,10 @@ def main() -> None:
                             f"  {name}: audit -n {namespace} ({what}): peak RSS {rss:.0f} MiB,"
                             f" exit {code}, {seconds:.1f} s {last}"
                         )
-                    print(f"  {name}: serve, background audit of all: "
-                          f"{server_rss(tree, plane.kubeconfig)}")
+                    print(
+                        f"  {name}: serve, background audit of all: "
+                        f"{server_rss(tree, plane.kubeconfig)}"
+                    )
         finally:
             plane.stop()
 
