@@ -511,11 +511,14 @@ def main() -> None:
     parser.add_argument(
         "--tls", action="store_true", help="--idle-flood over TLS (handshaken connections)"
     )
+    parser.add_argument(
+        "--connections", type=int, default=1000, help="--idle-flood: idle connections held"
+    )
     args = parser.parse_args()
     if args.idle_flood:
         with contextlib.ExitStack() as stack:
             tls = stack.enter_context(tls_files()) if args.tls else None
-            idle_flood(args.baseline, tls)
+            idle_flood(args.baseline, tls, args.connections)
         return
     if args.reloads:
         reloads(args.baseline)
