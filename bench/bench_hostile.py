@@ -24,6 +24,13 @@ an idle server before and after 20 such bodies, one after another (memory given 
 TLS, each handshaken), then small reviews, each on a new connection, for 5 s: how many got 200
 and how many 503, their p99.
 
+`--mixed`: every shape at once against one server: 20 concurrent requests of each large and
+decoder shape above, 20 slow bodies (a 256 KiB review trickled 1 KiB every 0.2 s), 1,000
+idle connections and a SIGHUP every 20 ms with a valid 1 MiB configuration, while small reviews
+are sent every 5 ms on a kept-alive connection: the peak RSS against the chart's 384Mi, the
+small reviews' p99 and failures, and what each large request was answered (`--tls`: all of it
+over TLS).
+
 `--reloads`: a server whose configuration file is a valid 1 MiB one (1,400 suspend policies),
 sent 50 SIGHUPs 20 ms apart while small reviews are sent every 5 ms: the small reviews' p99
 and longest wait, and how many times the file was read (`jobguard_config_reloads_total`).
@@ -108,13 +115,18 @@ def server(
     )
     try:
         if tls is None:
-            wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+            wait_ready(f"http://127.0.0.1:{port}", proc=proc, seconds=60)
         else:
-            wait_ready(f"https://127.0.0.1:{port}", verify=tls.context, proc=proc)
+            wait_ready(f"https://127.0.0.1:{port}", verify=tls.context, proc=proc, seconds=60)
         yield port, proc.pid
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            print("  (the server did not stop within 30 s of SIGTERM: killed)")
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def connect(port: int, tls: Tls | None = None) -> socket.socket:
@@ -345,6 +357,152 @@ def reloads(baseline: str | None, count: int = 50) -> None:
                 )
 
 
+def slow_body(port: int, tls: Tls | None, body: bytes, seconds: float = 15.0) -> int:
+    """`body` to /validate, its Content-Length declared and its bytes trickled (1 KiB every
+    0.2 s, for at most `seconds`): the status the server answers with (0: no answer)."""
+    request = http_request("/validate?timeout=10s", body)
+    head = request[: len(request) - len(body)]
+    with connect(port, tls) as sock:
+        sock.sendall(head)
+        sock.settimeout(0.2)
+        deadline = time.monotonic() + seconds
+        offset = 0
+        while time.monotonic() < deadline and offset < len(body):
+            try:
+                sock.sendall(body[offset : offset + 1024])
+            except OSError:
+                break
+            offset += 1024
+            with contextlib.suppress(TimeoutError, ssl.SSLWantReadError):
+                if sock.recv(1, socket.MSG_PEEK):
+                    break
+        sock.settimeout(30)
+        try:
+            return read_response(sock)[0]
+        except Exception:  # closed without an answer
+            return 0
+
+
+def mixed(baseline: str | None, tls: Tls | None, each: int = 20, idle: int = 1000) -> None:
+    """Every hostile shape at once: `each` concurrent requests of every large and decoder shape
+    and `each` slow bodies, `idle` idle connections held, and a SIGHUP every 20 ms with a valid
+    1 MiB configuration, while small reviews are sent every 5 ms on a kept-alive connection:
+    the server's peak RSS, the small reviews' p99 and failures, the large ones' answers."""
+    shapes = {
+        "zeros ending in 1e400 -> /validate": ("/validate", options_numbers(b"1e400")),
+        "zeros ending in NaN -> /mutate": ("/mutate", options_numbers(b"NaN")),
+        "small containers ending in NaN -> /mutate": ("/mutate", costly_job_ending_in(b"NaN")),
+        "small containers -> /validate": ("/validate", costly_job()),
+        "250,000 UIDs -> /validate": ("/validate", status_update()),
+        "980,000 indexes -> /validate": ("/validate", long_index_list()),
+        "2,400,000 empty objects -> /validate": ("/validate", empty_objects()),
+    }
+    over = " over TLS" if tls else ""
+    print(
+        f"mixed load{over}: {each} concurrent requests of each of {len(shapes)} large shapes,"
+        f" {each} slow bodies, {idle} idle connections, a SIGHUP every 20 ms (1 MiB"
+        " configuration); small reviews every 5 ms"
+    )
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_text(large_config())
+        for name, ref in trees:
+            extra = ["--config", str(config), "--header-timeout", "60"]
+            with source_tree(ref) as tree, server(tree, False, extra, tls) as (port, pid):
+                mixed_run(name, port, pid, tls, shapes, each, idle)
+
+
+def mixed_run(
+    name: str,
+    port: int,
+    pid: int,
+    tls: Tls | None,
+    shapes: dict[str, tuple[str, bytes]],
+    each: int,
+    idle: int,
+) -> None:
+    """`mixed` against one server."""
+    idle_rss = rss_mib(pid)
+    held = [connect(port, tls) for _ in range(idle)]
+    stop = threading.Event()
+    waits: list[float] = []
+    small_failures: list[str] = []
+    statuses: dict[str, list[int]] = {what: [] for what in [*shapes, "slow bodies"]}
+    padded = job()
+    padded["metadata"]["annotations"] = {"pad": "x" * 256 * 1024}
+    slow = orjson.dumps(review(padded))
+
+    def small_reviews() -> None:
+        small = http_request("/validate", orjson.dumps(review(job())))
+        sock = connect(port, tls)
+        while not stop.is_set():
+            started = time.perf_counter()
+            try:
+                sock.sendall(small)
+                status = read_response(sock)[0]
+                if status != 200:
+                    small_failures.append(str(status))
+            except Exception as exc:  # counted, then on a new connection
+                small_failures.append(type(exc).__name__)
+                sock.close()
+                sock = connect(port, tls)
+            waits.append(time.perf_counter() - started)
+            time.sleep(0.005)
+        sock.close()
+
+    def large(what: str, endpoint: str, body: bytes) -> None:
+        try:
+            with connect(port, tls) as sock:
+                sock.sendall(http_request(endpoint + "?timeout=10s", body))
+                statuses[what].append(read_response(sock)[0])
+        except Exception:  # no answer
+            statuses[what].append(0)
+
+    def slow_one() -> None:
+        statuses["slow bodies"].append(slow_body(port, tls, slow))
+
+    def sighups() -> None:
+        while not stop.is_set():
+            os.kill(pid, signal.SIGHUP)
+            time.sleep(0.02)
+
+    others = [threading.Thread(target=small_reviews), threading.Thread(target=sighups)]
+    for thread in others:
+        thread.start()
+    time.sleep(0.5)
+    started = time.perf_counter()
+    attackers = [
+        threading.Thread(target=large, args=(what, endpoint, body))
+        for what, (endpoint, body) in shapes.items()
+        for _ in range(each)
+    ] + [threading.Thread(target=slow_one) for _ in range(each)]
+    for thread in attackers:
+        thread.start()
+    for thread in attackers:
+        thread.join()
+    seconds = time.perf_counter() - started
+    time.sleep(0.5)
+    stop.set()
+    for thread in others:
+        thread.join()
+    peak = rss_mib(pid, "VmHWM")
+    for sock in held:
+        sock.close()
+    ordered = sorted(waits)
+    print(
+        f"  {name}: peak RSS {peak:.0f} MiB (idle {idle_rss:.0f}; the chart's limit 384);"
+        f" small reviews: {len(ordered)}, p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms,"
+        f" longest {ordered[-1] * 1000:.0f} ms, failed {len(small_failures)}"
+        f" {sorted(set(small_failures))}; all answered in {seconds:.1f} s"
+    )
+    for what, got in statuses.items():
+        counts = ", ".join(f"{got.count(c)} x {c or 'none'}" for c in sorted(set(got)))
+        print(f"    {what}: {counts}")
+
+
 def decoders(baseline: str | None, repeat: int) -> None:
     attacks = {
         "zeros ending in 1e400 -> /validate": ("/validate", options_numbers(b"1e400")),
@@ -514,7 +672,15 @@ def main() -> None:
     parser.add_argument(
         "--connections", type=int, default=1000, help="--idle-flood: idle connections held"
     )
+    parser.add_argument(
+        "--mixed", action="store_true", help="every shape at once (this tree, --baseline)"
+    )
     args = parser.parse_args()
+    if args.mixed:
+        with contextlib.ExitStack() as stack:
+            tls = stack.enter_context(tls_files()) if args.tls else None
+            mixed(args.baseline, tls)
+        return
     if args.idle_flood:
         with contextlib.ExitStack() as stack:
             tls = stack.enter_context(tls_files()) if args.tls else None
