@@ -383,7 +383,9 @@ def slow_body(port: int, tls: Tls | None, body: bytes, seconds: float = 15.0) ->
             return 0
 
 
-def mixed(baseline: str | None, tls: Tls | None, each: int = 20, idle: int = 1000) -> None:
+def mixed(
+    baseline: str | None, tls: Tls | None, reloads: bool = True, each: int = 20, idle: int = 1000
+) -> None:
     """Every hostile shape at once: `each` concurrent requests of every large and decoder shape
     and `each` slow bodies, `idle` idle connections held, and a SIGHUP every 20 ms with a valid
     1 MiB configuration, while small reviews are sent every 5 ms on a kept-alive connection:
@@ -412,7 +414,7 @@ def mixed(baseline: str | None, tls: Tls | None, each: int = 20, idle: int = 100
         for name, ref in trees:
             extra = ["--config", str(config), "--header-timeout", "60"]
             with source_tree(ref) as tree, server(tree, False, extra, tls) as (port, pid):
-                mixed_run(name, port, pid, tls, shapes, each, idle)
+                mixed_run(name, port, pid, tls, shapes, each, idle, reloads)
 
 
 def mixed_run(
@@ -423,6 +425,7 @@ def mixed_run(
     shapes: dict[str, tuple[str, bytes]],
     each: int,
     idle: int,
+    reloads: bool,
 ) -> None:
     """`mixed` against one server."""
     idle_rss = rss_mib(pid)
@@ -465,7 +468,7 @@ def mixed_run(
         statuses["slow bodies"].append(slow_body(port, tls, slow))
 
     def sighups() -> None:
-        while not stop.is_set():
+        while reloads and not stop.is_set():
             os.kill(pid, signal.SIGHUP)
             time.sleep(0.02)
 
@@ -675,11 +678,12 @@ def main() -> None:
     parser.add_argument(
         "--mixed", action="store_true", help="every shape at once (this tree, --baseline)"
     )
+    parser.add_argument("--no-reloads", action="store_true", help="--mixed without the SIGHUPs")
     args = parser.parse_args()
     if args.mixed:
         with contextlib.ExitStack() as stack:
             tls = stack.enter_context(tls_files()) if args.tls else None
-            mixed(args.baseline, tls)
+            mixed(args.baseline, tls, not args.no_reloads)
         return
     if args.idle_flood:
         with contextlib.ExitStack() as stack:
