@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 MEASURE = r"""
-import ctypes, ctypes.util, io, os, re, sys, tempfile
+import ctypes, ctypes.util, io, os, re, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, os.getcwd())
 from jobguard.app.admission.review import handle_mutate, handle_validate
@@ -96,11 +96,13 @@ handle_validate(b"{}", settings)
 for what, (handler, body) in bodies.items():
     print(f"  {what}: {len(body) / 2**20:.2f} MiB x 20")
     line("before")
+    started = time.perf_counter()
     for _ in range(20):
         copy = bytes(bytearray(body))  # a body of its own each time, as read from a socket
         worker.submit(_without_collector, handler, copy, settings).result()
         del copy
-    line("after 20")
+    seconds = time.perf_counter() - started
+    line(f"after 20 ({seconds:.1f} s)")
     worker.submit(give_back).result()
     line("after give_back")
 """
@@ -109,11 +111,14 @@ SETTINGS = {
     "default": {},
     "MALLOC_ARENA_MAX=2": {"MALLOC_ARENA_MAX": "2"},
     "PYTHONMALLOC=malloc": {"PYTHONMALLOC": "malloc"},
+    "MALLOC_MMAP_THRESHOLD_=131072": {"MALLOC_MMAP_THRESHOLD_": "131072"},
 }
 
 
 def main() -> None:
-    for name, extra in SETTINGS.items():
+    chosen = sys.argv[1:] or list(SETTINGS)
+    for name in chosen:
+        extra = SETTINGS[name]
         print(name)
         env = {**os.environ, **extra}
         done = subprocess.run(
