@@ -13,10 +13,11 @@ without the HTTP layer, in a process of its own for each allocator setting: 20 b
 - glibc's (`malloc_info`): bytes mapped by its arenas (`system current`) and free in them;
 - memory held by live Python objects (`sys.getallocatedblocks`).
 
-Settings: as the server runs by default, `MALLOC_ARENA_MAX=2`, and `PYTHONMALLOC=malloc`
-(obmalloc off, for the comparison).
+Settings: glibc's defaults (as the server ran before it called `heap.map_large_blocks`),
+`MALLOC_ARENA_MAX=2`, `PYTHONMALLOC=malloc` (obmalloc off, for the comparison) and
+`MALLOC_MMAP_THRESHOLD_=131072` (what `heap.map_large_blocks` sets in the server).
 
-Run: `.venv/bin/python -m bench.bench_heap`.
+Run: `.venv/bin/python -m bench.bench_heap [SETTING ...]`.
 """
 
 from __future__ import annotations
