@@ -27,7 +27,8 @@ and how many 503, their p99.
 `--mixed`: every shape at once against one server: 20 concurrent requests of each large and
 decoder shape above, 20 slow bodies (a 256 KiB review trickled 1 KiB every 0.2 s), 1,000
 idle connections and a SIGHUP every 20 ms with a valid 1 MiB configuration, while small reviews
-are sent every 5 ms on a kept-alive connection: the peak RSS against the chart's 384Mi, the
+are sent every 5 ms on a kept-alive connection by a process of their own (`--no-reloads`:
+without the SIGHUPs): the peak RSS against the chart's 384Mi, the
 small reviews' p99 and failures, and what each large request was answered (`--tls`: all of it
 over TLS).
 
@@ -45,6 +46,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import multiprocessing
 import os
 import signal
 import socket
@@ -59,6 +61,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -87,6 +90,7 @@ class Tls:
     cert: str
     key: str
     context: ssl.SSLContext
+    ca: str
 
 
 @contextlib.contextmanager
@@ -96,7 +100,7 @@ def tls_files() -> Iterator[Tls]:
     with tempfile.TemporaryDirectory() as tmp:
         files = generate("jobguard", "bench", Path(tmp), dev=True)
         context = ssl.create_default_context(cafile=str(files.ca_crt))
-        yield Tls(str(files.tls_crt), str(files.tls_key), context)
+        yield Tls(str(files.tls_crt), str(files.tls_key), context, str(files.ca_crt))
 
 
 @contextlib.contextmanager
@@ -417,6 +421,33 @@ def mixed(
                 mixed_run(name, port, pid, tls, shapes, each, idle, reloads)
 
 
+def small_review_process(port: int, ca: str | None, stop: Any, results: Any) -> None:
+    """Small reviews every 5 ms on a kept-alive connection until `stop`; their waits and the
+    failures (a status other than 200, or an error: then a new connection) sent on `results`."""
+    tls = None
+    if ca is not None:
+        tls = Tls("", "", ssl.create_default_context(cafile=ca), ca)
+    small = http_request("/validate", orjson.dumps(review(job())))
+    waits: list[float] = []
+    failures: list[str] = []
+    sock = connect(port, tls)
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            sock.sendall(small)
+            status = read_response(sock)[0]
+            if status != 200:
+                failures.append(str(status))
+        except Exception as exc:  # counted, then on a new connection
+            failures.append(type(exc).__name__)
+            sock.close()
+            sock = connect(port, tls)
+        waits.append(time.perf_counter() - started)
+        time.sleep(0.005)
+    sock.close()
+    results.send((waits, failures))
+
+
 def mixed_run(
     name: str,
     port: int,
@@ -431,30 +462,10 @@ def mixed_run(
     idle_rss = rss_mib(pid)
     held = [connect(port, tls) for _ in range(idle)]
     stop = threading.Event()
-    waits: list[float] = []
-    small_failures: list[str] = []
     statuses: dict[str, list[int]] = {what: [] for what in [*shapes, "slow bodies"]}
     padded = job()
     padded["metadata"]["annotations"] = {"pad": "x" * 256 * 1024}
     slow = orjson.dumps(review(padded))
-
-    def small_reviews() -> None:
-        small = http_request("/validate", orjson.dumps(review(job())))
-        sock = connect(port, tls)
-        while not stop.is_set():
-            started = time.perf_counter()
-            try:
-                sock.sendall(small)
-                status = read_response(sock)[0]
-                if status != 200:
-                    small_failures.append(str(status))
-            except Exception as exc:  # counted, then on a new connection
-                small_failures.append(type(exc).__name__)
-                sock.close()
-                sock = connect(port, tls)
-            waits.append(time.perf_counter() - started)
-            time.sleep(0.005)
-        sock.close()
 
     def large(what: str, endpoint: str, body: bytes) -> None:
         try:
@@ -472,10 +483,19 @@ def mixed_run(
             os.kill(pid, signal.SIGHUP)
             time.sleep(0.02)
 
-    others = [threading.Thread(target=small_reviews), threading.Thread(target=sighups)]
+    # Small reviews are sent and timed by a process of their own: in this one they would share
+    # the interpreter lock with the 160 attacking threads.
+    spawn = multiprocessing.get_context("spawn")
+    results, child_end = spawn.Pipe(duplex=False)
+    stopped = spawn.Event()
+    timer = spawn.Process(
+        target=small_review_process, args=(port, tls.ca if tls else None, stopped, child_end)
+    )
+    timer.start()
+    others = [threading.Thread(target=sighups)]
     for thread in others:
         thread.start()
-    time.sleep(0.5)
+    time.sleep(1.5)
     started = time.perf_counter()
     attackers = [
         threading.Thread(target=large, args=(what, endpoint, body))
@@ -489,8 +509,11 @@ def mixed_run(
     seconds = time.perf_counter() - started
     time.sleep(0.5)
     stop.set()
+    stopped.set()
     for thread in others:
         thread.join()
+    waits, small_failures = results.recv()
+    timer.join(timeout=30)
     peak = rss_mib(pid, "VmHWM")
     for sock in held:
         sock.close()
