@@ -20,8 +20,17 @@ small containers ending in `NaN` to /mutate), each to a new server with small re
 5 ms beside it: peak RSS, the small reviews' p99 and longest wait, the answer; then the RSS of
 an idle server before and after 20 such bodies, one after another (memory given back).
 
-`--idle-flood`: 1,000 connections opened and left idle (plain TCP on loopback), then small
-reviews, each on a new connection, for 5 s: how many got 200 and how many 503.
+`--idle-flood`: 1,000 connections opened and left idle (plain TCP on loopback; `--tls`: over
+TLS, each handshaken), then small reviews, each on a new connection, for 5 s: how many got 200
+and how many 503, their p99.
+
+`--mixed`: every shape at once against one server: 20 concurrent requests of each large and
+decoder shape above, 20 slow bodies (a 256 KiB review trickled 1 KiB every 0.2 s), 1,000
+idle connections and a SIGHUP every 20 ms with a valid 1 MiB configuration, while small reviews
+are sent every 5 ms on a kept-alive connection by a process of their own (`--no-reloads`:
+without the SIGHUPs): the peak RSS against the chart's 384Mi, the
+small reviews' p99 and failures, and what each large request was answered (`--tls`: all of it
+over TLS).
 
 `--reloads`: a server whose configuration file is a valid 1 MiB one (1,400 suspend policies),
 sent 50 SIGHUPs 20 ms apart while small reviews are sent every 5 ms: the small reviews' p99
@@ -37,9 +46,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import multiprocessing
 import os
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -48,7 +59,9 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -70,28 +83,63 @@ INLINE = (
 )
 
 
+@dataclass(frozen=True)
+class Tls:
+    """The server's certificate and key, and the client's context trusting its CA."""
+
+    cert: str
+    key: str
+    context: ssl.SSLContext
+    ca: str
+
+
 @contextlib.contextmanager
-def server(tree: Path, inline: bool, extra: list[str]) -> Iterator[tuple[int, int]]:
+def tls_files() -> Iterator[Tls]:
+    from jobguard.app.certs import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = generate("jobguard", "bench", Path(tmp), dev=True)
+        context = ssl.create_default_context(cafile=str(files.ca_crt))
+        yield Tls(str(files.tls_crt), str(files.tls_key), context, str(files.ca_crt))
+
+
+@contextlib.contextmanager
+def server(
+    tree: Path, inline: bool, extra: list[str], tls: Tls | None = None
+) -> Iterator[tuple[int, int]]:
     port = free_port()
     start = [sys.executable, "-c", INLINE] if inline else jobguard_command(tree)
     command = [*start, "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--log-level", "warning", "--shutdown-delay", "0", *extra]
+    if tls is not None:
+        command += ["--tls-cert-file", tls.cert, "--tls-private-key-file", tls.key]
     env = {**os.environ, "JOBGUARD_CONFIG": ""}
     proc = subprocess.Popen(
         command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_ready(f"http://127.0.0.1:{port}", proc=proc)
+        if tls is None:
+            wait_ready(f"http://127.0.0.1:{port}", proc=proc, seconds=60)
+        else:
+            wait_ready(f"https://127.0.0.1:{port}", verify=tls.context, proc=proc, seconds=60)
         yield port, proc.pid
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            print("  (the server did not stop within 30 s of SIGTERM: killed)")
+            proc.kill()
+            proc.wait(timeout=30)
 
 
-def connect(port: int) -> socket.socket:
+def connect(port: int, tls: Tls | None = None) -> socket.socket:
+    """A connection to the server; over TLS, handshaken."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
+    if tls is None:
+        return sock
+    return tls.context.wrap_socket(sock, server_hostname="127.0.0.1")
 
 
 def status_update(count: int = 250_000) -> bytes:
@@ -188,15 +236,24 @@ def memory_given_back(port: int, pid: int, endpoint: str, body: bytes, count: in
         return f"idle RSS {before:.0f} -> {rss_mib(pid):.0f} MiB after {count} bodies"
 
 
-def idle_flood(baseline: str | None, count: int = 1000) -> None:
-    print(f"{count} idle connections held, then small reviews on new connections for 5 s")
+def idle_flood(baseline: str | None, tls: Tls | None, count: int = 1000) -> None:
+    """`count` connections held idle (over TLS: handshaken), then small reviews on new
+    connections for 5 s. The header timeout is raised to 60 s so that none of the idle ones is
+    closed for its silence during the run: only the connection bound is measured."""
+    over = " over TLS (handshaken)" if tls else " (plain TCP)"
+    print(f"{count} idle connections held{over}, then small reviews on new connections for 5 s")
     small = http_request("/validate", orjson.dumps(review(job())))
     trees: list[tuple[str, str | None]] = [("this tree", None)]
     if baseline:
         trees.append((f"baseline {baseline}", baseline))
     for name, ref in trees:
-        with source_tree(ref) as tree, server(tree, False, []) as (port, _):
-            held = [connect(port) for _ in range(count)]
+        with (
+            source_tree(ref) as tree,
+            server(tree, False, ["--header-timeout", "60"], tls) as (port, pid),
+        ):
+            started = time.perf_counter()
+            held = [connect(port, tls) for _ in range(count)]
+            opened = time.perf_counter() - started
             time.sleep(0.5)
             statuses: list[int] = []
             waits: list[float] = []
@@ -204,21 +261,36 @@ def idle_flood(baseline: str | None, count: int = 1000) -> None:
             while time.monotonic() < deadline:
                 started = time.perf_counter()
                 try:
-                    with connect(port) as sock:
+                    with connect(port, tls) as sock:
                         sock.sendall(small)
                         statuses.append(read_response(sock)[0])
                 except OSError:
                     statuses.append(0)
                 waits.append(time.perf_counter() - started)
                 time.sleep(0.02)
+            rss = rss_mib(pid, "VmHWM")
+            still_open = sum(1 for sock in held if _open(sock))
             for sock in held:
                 sock.close()
             ordered = sorted(waits)
             print(
                 f"  {name}: {statuses.count(200)} of {len(statuses)} answered 200,"
                 f" {statuses.count(503)} got 503, {statuses.count(0)} failed;"
-                f" p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms"
+                f" p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms,"
+                f" longest {ordered[-1] * 1000:.0f} ms; {count} opened in {opened:.1f} s,"
+                f" {still_open} still open; peak RSS {rss:.0f} MiB"
             )
+
+
+def _open(sock: socket.socket) -> bool:
+    """Whether the server has not closed `sock` (nothing to read and no end of file)."""
+    try:
+        sock.settimeout(0)
+        return sock.recv(1) != b""
+    except (BlockingIOError, ssl.SSLWantReadError):
+        return True
+    except OSError:
+        return False
 
 
 def large_config(limit: int = 1024 * 1024) -> str:
@@ -287,6 +359,174 @@ def reloads(baseline: str | None, count: int = 50) -> None:
                     f" ms, longest {ordered[-1] * 1000:.0f} ms ({len(ordered)} in"
                     f" {seconds:.1f} s); {'; '.join(reads)}"
                 )
+
+
+def slow_body(port: int, tls: Tls | None, body: bytes, seconds: float = 15.0) -> int:
+    """`body` to /validate, its Content-Length declared and its bytes trickled (1 KiB every
+    0.2 s, for at most `seconds`): the status the server answers with (0: no answer)."""
+    request = http_request("/validate?timeout=10s", body)
+    head = request[: len(request) - len(body)]
+    with connect(port, tls) as sock:
+        sock.sendall(head)
+        sock.settimeout(0.2)
+        deadline = time.monotonic() + seconds
+        offset = 0
+        while time.monotonic() < deadline and offset < len(body):
+            try:
+                sock.sendall(body[offset : offset + 1024])
+            except OSError:
+                break
+            offset += 1024
+            with contextlib.suppress(TimeoutError, ssl.SSLWantReadError):
+                if sock.recv(1, socket.MSG_PEEK):
+                    break
+        sock.settimeout(30)
+        try:
+            return read_response(sock)[0]
+        except Exception:  # closed without an answer
+            return 0
+
+
+def mixed(
+    baseline: str | None, tls: Tls | None, reloads: bool = True, each: int = 20, idle: int = 1000
+) -> None:
+    """Every hostile shape at once: `each` concurrent requests of every large and decoder shape
+    and `each` slow bodies, `idle` idle connections held, and a SIGHUP every 20 ms with a valid
+    1 MiB configuration, while small reviews are sent every 5 ms on a kept-alive connection:
+    the server's peak RSS, the small reviews' p99 and failures, the large ones' answers."""
+    shapes = {
+        "zeros ending in 1e400 -> /validate": ("/validate", options_numbers(b"1e400")),
+        "zeros ending in NaN -> /mutate": ("/mutate", options_numbers(b"NaN")),
+        "small containers ending in NaN -> /mutate": ("/mutate", costly_job_ending_in(b"NaN")),
+        "small containers -> /validate": ("/validate", costly_job()),
+        "250,000 UIDs -> /validate": ("/validate", status_update()),
+        "980,000 indexes -> /validate": ("/validate", long_index_list()),
+        "2,400,000 empty objects -> /validate": ("/validate", empty_objects()),
+    }
+    over = " over TLS" if tls else ""
+    print(
+        f"mixed load{over}: {each} concurrent requests of each of {len(shapes)} large shapes,"
+        f" {each} slow bodies, {idle} idle connections, a SIGHUP every 20 ms (1 MiB"
+        " configuration); small reviews every 5 ms"
+    )
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    if baseline:
+        trees.append((f"baseline {baseline}", baseline))
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "config.yaml"
+        config.write_text(large_config())
+        for name, ref in trees:
+            extra = ["--config", str(config), "--header-timeout", "60"]
+            with source_tree(ref) as tree, server(tree, False, extra, tls) as (port, pid):
+                mixed_run(name, port, pid, tls, shapes, each, idle, reloads)
+
+
+def small_review_process(port: int, ca: str | None, stop: Any, results: Any) -> None:
+    """Small reviews every 5 ms on a kept-alive connection until `stop`; their waits and the
+    failures (a status other than 200, or an error: then a new connection) sent on `results`."""
+    tls = None
+    if ca is not None:
+        tls = Tls("", "", ssl.create_default_context(cafile=ca), ca)
+    small = http_request("/validate", orjson.dumps(review(job())))
+    waits: list[float] = []
+    failures: list[str] = []
+    sock = connect(port, tls)
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            sock.sendall(small)
+            status = read_response(sock)[0]
+            if status != 200:
+                failures.append(str(status))
+        except Exception as exc:  # counted, then on a new connection
+            failures.append(type(exc).__name__)
+            sock.close()
+            sock = connect(port, tls)
+        waits.append(time.perf_counter() - started)
+        time.sleep(0.005)
+    sock.close()
+    results.send((waits, failures))
+
+
+def mixed_run(
+    name: str,
+    port: int,
+    pid: int,
+    tls: Tls | None,
+    shapes: dict[str, tuple[str, bytes]],
+    each: int,
+    idle: int,
+    reloads: bool,
+) -> None:
+    """`mixed` against one server."""
+    idle_rss = rss_mib(pid)
+    held = [connect(port, tls) for _ in range(idle)]
+    stop = threading.Event()
+    statuses: dict[str, list[int]] = {what: [] for what in [*shapes, "slow bodies"]}
+    padded = job()
+    padded["metadata"]["annotations"] = {"pad": "x" * 256 * 1024}
+    slow = orjson.dumps(review(padded))
+
+    def large(what: str, endpoint: str, body: bytes) -> None:
+        try:
+            with connect(port, tls) as sock:
+                sock.sendall(http_request(endpoint + "?timeout=10s", body))
+                statuses[what].append(read_response(sock)[0])
+        except Exception:  # no answer
+            statuses[what].append(0)
+
+    def slow_one() -> None:
+        statuses["slow bodies"].append(slow_body(port, tls, slow))
+
+    def sighups() -> None:
+        while reloads and not stop.is_set():
+            os.kill(pid, signal.SIGHUP)
+            time.sleep(0.02)
+
+    # Small reviews are sent and timed by a process of their own: in this one they would share
+    # the interpreter lock with the 160 attacking threads.
+    spawn = multiprocessing.get_context("spawn")
+    results, child_end = spawn.Pipe(duplex=False)
+    stopped = spawn.Event()
+    timer = spawn.Process(
+        target=small_review_process, args=(port, tls.ca if tls else None, stopped, child_end)
+    )
+    timer.start()
+    others = [threading.Thread(target=sighups)]
+    for thread in others:
+        thread.start()
+    time.sleep(1.5)
+    started = time.perf_counter()
+    attackers = [
+        threading.Thread(target=large, args=(what, endpoint, body))
+        for what, (endpoint, body) in shapes.items()
+        for _ in range(each)
+    ] + [threading.Thread(target=slow_one) for _ in range(each)]
+    for thread in attackers:
+        thread.start()
+    for thread in attackers:
+        thread.join()
+    seconds = time.perf_counter() - started
+    time.sleep(0.5)
+    stop.set()
+    stopped.set()
+    for thread in others:
+        thread.join()
+    waits, small_failures = results.recv()
+    timer.join(timeout=30)
+    peak = rss_mib(pid, "VmHWM")
+    for sock in held:
+        sock.close()
+    ordered = sorted(waits)
+    print(
+        f"  {name}: peak RSS {peak:.0f} MiB (idle {idle_rss:.0f}; the chart's limit 384);"
+        f" small reviews: {len(ordered)}, p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms,"
+        f" longest {ordered[-1] * 1000:.0f} ms, failed {len(small_failures)}"
+        f" {sorted(set(small_failures))}; all answered in {seconds:.1f} s"
+    )
+    for what, got in statuses.items():
+        counts = ", ".join(f"{got.count(c)} x {c or 'none'}" for c in sorted(set(got)))
+        print(f"    {what}: {counts}")
 
 
 def decoders(baseline: str | None, repeat: int) -> None:
@@ -452,9 +692,26 @@ def main() -> None:
         action="store_true",
         help="only the idle connections (this tree, --baseline)",
     )
+    parser.add_argument(
+        "--tls", action="store_true", help="--idle-flood over TLS (handshaken connections)"
+    )
+    parser.add_argument(
+        "--connections", type=int, default=1000, help="--idle-flood: idle connections held"
+    )
+    parser.add_argument(
+        "--mixed", action="store_true", help="every shape at once (this tree, --baseline)"
+    )
+    parser.add_argument("--no-reloads", action="store_true", help="--mixed without the SIGHUPs")
     args = parser.parse_args()
+    if args.mixed:
+        with contextlib.ExitStack() as stack:
+            tls = stack.enter_context(tls_files()) if args.tls else None
+            mixed(args.baseline, tls, not args.no_reloads)
+        return
     if args.idle_flood:
-        idle_flood(args.baseline)
+        with contextlib.ExitStack() as stack:
+            tls = stack.enter_context(tls_files()) if args.tls else None
+            idle_flood(args.baseline, tls, args.connections)
         return
     if args.reloads:
         reloads(args.baseline)

@@ -59,7 +59,8 @@ def test_audit_grants_list_on_jobs_and_cronjobs_only() -> None:
         {"kind": "ServiceAccount", "name": "jobguard", "namespace": NAMESPACE}
     ]
     assert _pod(objects)["automountServiceAccountToken"] is True
-    assert _audit_args(objects) == ["--audit-interval=15", "--audit-page-size=500"]
+    # The page size is the server's own default (one definition: jobguard.app.cluster.paging).
+    assert _audit_args(objects) == ["--audit-interval=15"]
     for obj in (role, binding, objects["Deployment/jobguard"]):
         kubernetes_validate.validate(obj, KUBERNETES, strict=True)
 
@@ -69,7 +70,6 @@ def test_writing_reports_grants_what_replacing_them_needs() -> None:
     assert objects["ClusterRole/jobguard-audit"]["rules"] == [LIST_JOBS, WRITE_REPORTS]
     assert _audit_args(objects) == [
         "--audit-interval=60",
-        "--audit-page-size=500",
         "--audit-write-reports",
         "--audit-report-api=wgpolicyk8s",
         "--audit-report-scope=namespace",
@@ -89,11 +89,12 @@ def test_the_rendered_arguments_are_ones_serve_takes() -> None:
                 "writeReports": True,
                 "reportApi": "openreports",
                 "reportScope": "object",
+                "pageSize": 40,
             }
         }
     )
     args = build_parser().parse_args(_pod(objects)["containers"][0]["args"])  # entrypoint: jobguard
-    assert (args.audit_interval, args.audit_page_size, args.audit_write_reports) == (60, 500, True)
+    assert (args.audit_interval, args.audit_page_size, args.audit_write_reports) == (60, 40, True)
     assert (args.audit_report_api, args.audit_report_scope) == ("openreports", "object")
 
 
@@ -111,6 +112,7 @@ def test_kubernetes_version_auto_mounts_the_token_without_a_role() -> None:
         {"audit": {"enabled": "yes"}},
         {"audit": {"intervalMinutes": 0}},
         {"audit": {"pageSize": 0}},
+        {"audit": {"pageSize": "100"}},
         {"audit": {"bogus": 1}},
         {"audit": {"reportApi": "kyverno"}},
         {"audit": {"reportScope": "cluster"}},

@@ -131,10 +131,18 @@ def test_review_without_a_file_on_a_terminal_prints_usage(
     assert "give an AdmissionReview file, or - to read stdin" in err
 
 
-def test_audit_page_size_default_is_the_clusters() -> None:
-    from jobguard.app.cluster.client import DEFAULT_PAGE_SIZE
+def test_audit_page_size_default_is_one_definition() -> None:
+    """`audit`, `serve` and the chart (which passes none unless asked) take one default."""
+    from jobguard.app.cluster.paging import DEFAULT_PAGE_SIZE
 
     assert build_parser().parse_args(["audit"]).page_size == DEFAULT_PAGE_SIZE
+    assert build_parser().parse_args(["serve"]).audit_page_size == DEFAULT_PAGE_SIZE
+
+
+def test_serve_refuses_an_audit_page_size_under_one(capsys: pytest.CaptureFixture[str]) -> None:
+    # 0 would ask the API server for the whole list at once (no `limit`).
+    assert main(["serve", "--audit-interval", "60", "--audit-page-size", "0"]) == 2
+    assert capsys.readouterr().err == "jobguard: --audit-page-size must be at least 1\n"
 
 
 def test_check_loads_neither_the_kubernetes_client_nor_the_server(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
+import orjson
 import pytest
 
 from jobguard.app.cluster import client as client_module
@@ -254,8 +256,8 @@ def test_a_huge_error_message_is_cut(cluster: Cluster, stand_in: StandIn) -> Non
 def test_pages_are_sized_by_bytes_as_well_as_count(
     cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Seven Jobs of about 100 KiB each, pages of at most 256 KiB: asked 3, then 1 at a time."""
-    monkeypatch.setattr(client_module, "MAX_PAGE_BYTES", 256 * 1024)
+    """Seven Jobs of about 100 KiB each, pages of at most 256 KiB: asked 4, then 2 at a time."""
+    monkeypatch.setattr(client_module, "PAGE_BYTES", 256 * 1024)
     stand_in.cluster.reset()
     for i in range(7):
         big = job(f"job-{i}", uid=f"uid-{i}", namespace="team-0")
@@ -265,6 +267,69 @@ def test_pages_are_sized_by_bytes_as_well_as_count(
     assert sorted(names(items)) == [f"job-{i}" for i in range(7)]
     limits = [p.query.get("limit") for p in stand_in.cluster.lists("jobs")]
     assert limits[:2] == ["4", "2"] and set(limits[2:]) == {"2"}
+
+
+def test_one_large_object_is_read_alone_and_the_page_grows_back(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Job larger than a page is listed alone (up to MAX_ANSWER_BYTES); after it, pages of
+    small Jobs grow back to the page size asked."""
+    monkeypatch.setattr(client_module, "PAGE_BYTES", 256 * 1024)
+    stand_in.cluster.reset()
+    big = job("job-0", uid="uid-0", namespace="team-0")
+    big["metadata"]["annotations"] = {"note": "x" * 300_000}
+    stand_in.cluster.add("jobs", big)
+    for i in range(1, 7):
+        stand_in.cluster.add("jobs", job(f"job-{i}", uid=f"uid-{i}", namespace="team-0"))
+    items = list(cluster.list_objects(JOBS, page_size=4))
+    assert names(items) == [f"job-{i}" for i in range(7)]
+    limits = [p.query.get("limit") for p in stand_in.cluster.lists("jobs")]
+    assert limits == ["4", "2", "1", "1", "2", "4"]
+
+
+def test_an_object_over_the_answer_limit_is_an_error_naming_it(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "PAGE_BYTES", 64 * 1024)
+    monkeypatch.setattr(client_module, "MAX_ANSWER_BYTES", 256 * 1024)
+    big = job("job-big", uid="uid-big", namespace="team-0")
+    big["metadata"]["annotations"] = {"note": "x" * 300_000}
+    stand_in.cluster.add("jobs", big)
+    with pytest.raises(ClusterError, match=r"^list jobs.batch: the answer is over 262144 bytes$"):
+        list(cluster.list_objects(JOBS, page_size=4))
+
+
+def test_no_page_decoded_is_over_the_page_bytes(
+    cluster: Cluster, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six Jobs whose env lists 8,000 `{"name": "E"}` (the most decoded memory per byte known),
+    120 KB of JSON each, listed with pages of at most 256 KiB: an answer over it is dropped
+    before it is decoded, so nothing larger is ever decoded at once (the memory this bounds is
+    measured on the real control plane: bench/bench_audit.py)."""
+    page_bytes = 256 * 1024
+    monkeypatch.setattr(client_module, "PAGE_BYTES", page_bytes)
+    decoded: list[int] = []
+
+    def loads(data: bytes | bytearray) -> object:
+        decoded.append(len(data))
+        return orjson.loads(data)
+
+    monkeypatch.setattr(
+        client_module,
+        "orjson",
+        SimpleNamespace(loads=loads, JSONDecodeError=orjson.JSONDecodeError),
+    )
+    stand_in.cluster.reset()
+    env = [{"name": "E"}] * 8_000
+    for i in range(6):
+        heavy = job(f"job-{i}", uid=f"uid-{i}", namespace="team-0")
+        heavy["spec"]["template"]["spec"]["containers"][0]["env"] = env
+        stand_in.cluster.add("jobs", heavy)
+    listed = [item["metadata"]["name"] for item in cluster.list_objects(JOBS, page_size=100)]
+    assert listed == [f"job-{i}" for i in range(6)]
+    limits = [p.query.get("limit") for p in stand_in.cluster.lists("jobs")]
+    assert limits == ["100", "50", "25", "12", "6", "3", *["1"] * 6]
+    assert len(decoded) == 6 and all(100_000 < size <= page_bytes for size in decoded)
 
 
 def test_endless_continue_tokens_end_the_list(

@@ -373,6 +373,34 @@ def test_rule_globs_whose_outcome_depends_on_their_order_are_refused() -> None:
     parse_config("rules:\n  'SUS-0??': {enforcement: warn}\n  'SUS-00[18]': {enabled: true}\n")
 
 
+def test_overlaps_among_many_policies_of_exact_names_are_found_by_name() -> None:
+    """150 policies of 40 exact namespaces each (the size of a 1 MiB configuration's), each
+    sharing one name with the next, and a glob policy meeting only the last: the 149 + 1
+    overlaps, each named (every pair of names compared by automaton took minutes)."""
+    from jobguard.app.config import config_warnings
+
+    policies = []
+    for i in range(150):
+        names = [f"team-{i:03d}-{n:02d}" for n in range(40)] + [f"shared-{i + 1:03d}"]
+        if i:
+            names.append(f"shared-{i:03d}")
+        policies.append(
+            f"  - {{name: p{i:03d}, controllers: {{users: [k]}}, match: {{namespaces: {names}}}}}"
+        )
+    policies.append(
+        "  - {name: last, controllers: {users: [k]}, match: {namespaces: ['*-149-3?']}}"
+    )
+    warnings = config_warnings(
+        parse_config("suspendPolicies:\n" + "\n".join(policies)).to_settings()
+    )
+    pairs = [w.split(":")[0] for w in warnings]
+    expected = [
+        f"suspend policies 'p{i - 1:03d}' and 'p{i:03d}' can match the same Jobs"
+        for i in range(1, 150)
+    ]
+    assert pairs == [*expected, "suspend policies 'p149' and 'last' can match the same Jobs"]
+
+
 def test_overlapping_policies_are_warned_about_with_the_consequence() -> None:
     from jobguard.app.config import config_warnings
 

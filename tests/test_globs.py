@@ -66,3 +66,9 @@ def test_intersection_agrees_with_enumeration() -> None:
         both = any(fnmatch.fnmatchcase(n, first) and fnmatch.fnmatchcase(n, second) for n in names)
         assert globs_intersect(first, second, "abc") is both, (first, second)
     assert globs_intersect("team-[!x]*", "team-x*", NAMESPACE_ALPHABET) is False
+    # An exact name meets a pattern when it is of the alphabet and the pattern matches it.
+    assert globs_intersect("team-a", "team-?", NAMESPACE_ALPHABET) is True
+    assert globs_intersect("team-?", "team-a", NAMESPACE_ALPHABET) is True
+    assert globs_intersect("team-A", "team-?", NAMESPACE_ALPHABET) is False
+    assert globs_intersect("team-a", "team-a", NAMESPACE_ALPHABET) is True
+    assert globs_intersect("team-a", "team-b", NAMESPACE_ALPHABET) is False

@@ -164,7 +164,11 @@ def _accepts(token: _Token, char: str) -> bool:
 
 
 def globs_intersect(first: str, second: str, alphabet: str = NAMESPACE_ALPHABET) -> bool:
-    """Some name of `alphabet` matches both patterns (the two automata run in step)."""
+    """Some name of `alphabet` matches both patterns (the two automata run in step; an exact
+    name is matched against the other pattern instead)."""
+    for name, other in ((first, second), (second, first)):
+        if not is_glob(name):
+            return all(c in alphabet for c in name) and glob_match(name, other)
     a = _parse(first, alphabet)[0]
     b = _parse(second, alphabet)[0]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobguard.validators.context import Requester
-from jobguard.validators.globs import glob_regex, globs_intersect
+from jobguard.validators.globs import glob_match, glob_regex, globs_intersect, is_glob
 from jobguard.validators.selectors import selector_matches
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -212,14 +212,41 @@ def _meet(
     return absent, False, a[2] | b[2]
 
 
+_Namespaces = tuple[frozenset[str], tuple[str, ...]] | None
+"""A policy's namespaces as exact names and globs (None: every namespace)."""
+
+
+def _namespaces(policy: SuspendPolicy) -> _Namespaces:
+    if policy.namespaces is None:
+        return None
+    globs = tuple(p for p in policy.namespaces if is_glob(p))
+    return frozenset(p for p in policy.namespaces if not is_glob(p)), globs
+
+
+def _namespaces_meet(first: _Namespaces, second: _Namespaces) -> bool:
+    """Some namespace is in both: exact names by set (a configuration can list thousands, and
+    comparing every pair of a thousand policies' names took minutes), globs by automaton."""
+    if first is None or second is None:
+        return True
+    (names_a, globs_a), (names_b, globs_b) = first, second
+    return (
+        not names_a.isdisjoint(names_b)
+        or any(glob_match(n, g) for n in names_a for g in globs_b)
+        or any(glob_match(n, g) for n in names_b for g in globs_a)
+        or any(globs_intersect(a, b) for a in globs_a for b in globs_b)
+    )
+
+
 def policies_overlap(first: SuspendPolicy, second: SuspendPolicy) -> bool:
     """Some Job can match both policies: their namespaces intersect and no label key's
     requirements contradict each other."""
-    if (
-        first.namespaces is not None
-        and second.namespaces is not None
-        and not any(globs_intersect(a, b) for a in first.namespaces for b in second.namespaces)
-    ):
+    return _overlap(first, second, _namespaces(first), _namespaces(second))
+
+
+def _overlap(
+    first: SuspendPolicy, second: SuspendPolicy, first_ns: _Namespaces, second_ns: _Namespaces
+) -> bool:
+    if not _namespaces_meet(first_ns, second_ns):
         return False
     domains = _label_domains(first.label_selector)
     for key, domain in _label_domains(second.label_selector).items():
@@ -235,9 +262,10 @@ def shadowing(policies: PolicySet) -> list[str]:
     whose match fits applies, so the later one never applies to those Jobs."""
     out = []
     listed = policies.policies
+    namespaces = [_namespaces(p) for p in listed]
     for index, later in enumerate(listed):
-        for earlier in listed[:index]:
-            if not policies_overlap(earlier, later):
+        for earlier_index, earlier in enumerate(listed[:index]):
+            if not _overlap(earlier, later, namespaces[earlier_index], namespaces[index]):
                 continue
             text = (
                 f"suspend policies {earlier.name!r} and {later.name!r} can match the same Jobs: "

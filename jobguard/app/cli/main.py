@@ -74,6 +74,7 @@ def _offline_settings(path: str | None, version: str | None = None) -> Settings:
 def cmd_serve(args: argparse.Namespace) -> int:
     from jobguard.app.cluster.commands import serve_certificates, serve_cluster, serve_registrar
     from jobguard.app.server.app import ServerOptions, create_app
+    from jobguard.app.server.heap import map_large_blocks
     from jobguard.app.server.observability import configure_logging
     from jobguard.app.server.uvicorn_server import ServeOptions, serve
 
@@ -85,6 +86,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"jobguard: --{option} {package} needs the {package} package", file=sys.stderr)
             return ExitCode.UNUSABLE
     configure_logging(args.log_level)
+    map_large_blocks()  # large bodies' memory goes back to the system once they are answered
     config = _load(args.config)
     cluster = serve_cluster(args, config)
     if isinstance(cluster, int):

@@ -21,13 +21,13 @@ from prometheus_client import Counter as MetricCounter
 
 from jobguard.app.cluster.client import (
     CRONJOBS,
-    DEFAULT_PAGE_SIZE,
     JOBS,
     POLICY_REPORTS,
     Cluster,
     ClusterError,
     Resource,
 )
+from jobguard.app.cluster.paging import DEFAULT_PAGE_SIZE
 from jobguard.app.exits import ExitCode
 from jobguard.validators import Enforcement, Settings, Violation, judge_at_rest
 

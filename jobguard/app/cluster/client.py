@@ -29,6 +29,8 @@ from kubernetes.config.incluster_config import (
     InClusterConfigLoader,
 )
 
+from jobguard.app.cluster.paging import DEFAULT_PAGE_SIZE, PAGE_BYTES
+
 log = logging.getLogger("jobguard.cluster")
 
 
@@ -42,16 +44,16 @@ class _NoRetryNoise(logging.Filter):
 
 logging.getLogger("urllib3.connectionpool").addFilter(_NoRetryNoise())
 
-DEFAULT_PAGE_SIZE = 500
 MAX_LIST_RESTARTS = 3
-"""How often a list restarts after its continue token expired (410) before giving up."""
+"""How often a list restarts after its continue token expired (410 Gone) before giving up."""
 REQUEST_TIMEOUT = 30.0
 REQUEST_DEADLINE = 120.0
 """Seconds a whole answer may take to arrive: REQUEST_TIMEOUT bounds each wait for bytes, so an
 answer drip-fed a byte at a time would never end without it."""
-MAX_PAGE_BYTES = 16 * 1024 * 1024
-"""The largest list page read: a larger one is asked again with half as many objects (pages
-sized by bytes as well as count: 100 Jobs near etcd's 1.5 MiB limit cost 500 MiB decoded)."""
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+"""The largest answer read at all, a list page of one object included: a Job near etcd's
+1.5 MiB object limit lists as 2-3 MiB of JSON (its managedFields and defaults), more when its
+strings are escaped."""
 MAX_LIST_PAGES = 20_000
 """A list ends with an error after this many pages (10 million objects at 500 a page): a server
 that hands out continue tokens forever must not keep an audit pass running forever."""
@@ -127,25 +129,24 @@ def _status_message(exc: ApiException) -> str:
 
 
 class _PageTooLarge(ClusterError):
-    """An answer over MAX_PAGE_BYTES (a list asks again with a smaller page)."""
+    """An answer over the bytes its reader allows (a list asks again with a smaller page)."""
 
 
-def _read(response: Any, what: str) -> bytes:
-    """An answer's body, at most MAX_PAGE_BYTES of it, within REQUEST_DEADLINE seconds."""
+def _read(response: Any, what: str, limit: int = MAX_ANSWER_BYTES) -> bytearray:
+    """An answer's body, at most `limit` bytes of it, within REQUEST_DEADLINE seconds (read into
+    one buffer: no second copy to join chunks)."""
     deadline = time.monotonic() + REQUEST_DEADLINE
-    chunks: list[bytes] = []
-    size = 0
+    data = bytearray()
     try:
         for chunk in response.stream(64 * 1024):
-            size += len(chunk)
-            if size > MAX_PAGE_BYTES:
-                raise _PageTooLarge(f"{what}: the answer is over {MAX_PAGE_BYTES} bytes")
+            if len(data) + len(chunk) > limit:
+                raise _PageTooLarge(f"{what}: the answer is over {limit} bytes")
             if time.monotonic() > deadline:
                 raise ClusterError(f"{what}: the answer took over {REQUEST_DEADLINE:g} s")
-            chunks.append(chunk)
+            data += chunk
     finally:
         response.release_conn()
-    return b"".join(chunks)
+    return data
 
 
 def _unreachable(exc: urllib3.exceptions.HTTPError) -> str:
@@ -190,10 +191,23 @@ class Cluster:
     ) -> Any:
         """One request (`fn` of the client, with `kwargs`), its JSON body decoded; failures as
         ClusterError. `scope` is the namespace asked about (None: all)."""
+        return self._fetch(verb, resource, scope, fn, MAX_ANSWER_BYTES, **kwargs)[0]
+
+    def _fetch(
+        self,
+        verb: str,
+        resource: Resource | None,
+        scope: str | None,
+        fn: Any,
+        limit: int,
+        /,
+        **kwargs: Any,
+    ) -> tuple[Any, int]:
+        """`_call`, reading at most `limit` bytes (else _PageTooLarge); also the answer's size."""
         what = resource.qualified if resource else "version"
         try:
             response = fn(**kwargs, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
-            data = _read(response, f"{verb} {what}")
+            data = _read(response, f"{verb} {what}", limit)
         except ApiException as exc:
             raise self._error(exc, verb, resource, scope) from None
         except urllib3.exceptions.HTTPError as exc:
@@ -201,7 +215,7 @@ class Cluster:
                 f"cannot reach the cluster at {self.host} ({self.source}): {_unreachable(exc)}"
             ) from None
         try:
-            return orjson.loads(data)
+            return orjson.loads(data), len(data)
         except orjson.JSONDecodeError:
             raise ClusterError(
                 f"{verb} {resource.qualified if resource else 'version'}: the cluster at "
@@ -239,7 +253,8 @@ class Cluster:
         namespace: str | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
     ) -> Iterator[dict[str, Any]]:
-        """Every object of `resource` (in `namespace`, else in all), `page_size` at a time.
+        """Every object of `resource` (in `namespace`, else in all), `page_size` at a time at
+        most (`_pages`).
 
         Items come as the API server lists them (without apiVersion and kind). When a continue
         token has expired (410 Gone) the list restarts from the beginning, and objects already
@@ -250,9 +265,36 @@ class Cluster:
             "jobs": (batch.list_job_for_all_namespaces, batch.list_namespaced_job),
             "cronjobs": (batch.list_cron_job_for_all_namespaces, batch.list_namespaced_cron_job),
         }[resource.plural]
+        kwargs: dict[str, Any] = {"namespace": namespace} if namespace else {}
+        fn = list_namespaced if namespace else list_all
         seen: set[str] = set()
+        for item in self._pages(resource, namespace, fn, page_size, kwargs):
+            uid = _uid(item)
+            if uid is not None and uid in seen:
+                continue
+            if uid is not None:
+                seen.add(uid)
+            yield item
+
+    def _pages(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        fn: Any,
+        page_size: int,
+        kwargs: dict[str, Any],
+    ) -> Iterator[Any]:
+        """The items of a list (`fn` with `kwargs`), page by page, each page handed over item by
+        item and let go of as it goes (only the items not yet handed over stay in memory).
+
+        Pages are bounded by bytes as well as count: a page of more than one object over
+        PAGE_BYTES is asked again with half as many objects, and the count grows back (up to
+        `page_size`) after a page under a quarter of PAGE_BYTES; a page of one object may be up
+        to MAX_ANSWER_BYTES. After an expired continue token (410 Gone) the list starts again
+        (MAX_LIST_RESTARTS times at most); after MAX_LIST_PAGES pages it stops with an error."""
         restarts = 0
         pages = 0
+        asked = page_size
         token: str | None = None
         while True:
             pages += 1
@@ -260,28 +302,21 @@ class Cluster:
                 raise ClusterError(
                     f"list {resource.qualified}: more than {MAX_LIST_PAGES} pages; stopped"
                 )
-            kwargs: dict[str, Any] = {"limit": page_size}
+            query = {**kwargs, "limit": asked}
             if token:
-                kwargs["_continue"] = token
-            if namespace:
-                kwargs["namespace"] = namespace
+                query["_continue"] = token
+            limit = PAGE_BYTES if asked > 1 else MAX_ANSWER_BYTES
             try:
-                page = self._call(
-                    "list",
-                    resource,
-                    namespace,
-                    list_namespaced if namespace else list_all,
-                    **kwargs,
-                )
+                page, size = self._fetch("list", resource, namespace, fn, limit, **query)
             except _PageTooLarge:
-                if page_size == 1:
+                if asked == 1:
                     raise
-                page_size = max(page_size // 2, 1)
+                asked = max(asked // 2, 1)
                 log.warning(
                     "list %s: a page is over %d bytes; asking %d objects a page",
                     resource.qualified,
-                    MAX_PAGE_BYTES,
-                    page_size,
+                    PAGE_BYTES,
+                    asked,
                 )
                 continue
             except _HTTPError as exc:
@@ -301,15 +336,15 @@ class Cluster:
                 continue
             if not isinstance(page, dict) or not isinstance(page.get("items"), list):
                 raise ClusterError(f"list {resource.qualified}: the answer is not a list")
-            for item in page["items"]:
-                uid = _uid(item)
-                if uid is not None and uid in seen:
-                    continue
-                if uid is not None:
-                    seen.add(uid)
-                yield item
             metadata = page.get("metadata")
             token = metadata.get("continue") if isinstance(metadata, dict) else None
+            if size < PAGE_BYTES // 4 and asked < page_size:
+                asked = min(asked * 2, page_size)
+            items: list[Any] = page.pop("items")
+            del page
+            items.reverse()
+            while items:
+                yield items.pop()
             if not token:
                 return
 
@@ -374,39 +409,22 @@ class Cluster:
         """(namespace, name) of every report of `resource` (in `namespace`, else in all) whose
         labels match `label_selector`."""
         api = client.CustomObjectsApi(self.api_client)
-        found: list[tuple[str, str]] = []
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "group": resource.group,
-                "version": resource.version,
-                "plural": resource.plural,
-                "label_selector": label_selector,
-                "limit": page_size,
-            }
-            if token:
-                kwargs["_continue"] = token
-            if namespace:
-                page = self._call(
-                    "list",
-                    resource,
-                    namespace,
-                    api.list_namespaced_custom_object,
-                    namespace=namespace,
-                    **kwargs,
-                )
-            else:
-                page = self._call("list", resource, None, api.list_cluster_custom_object, **kwargs)
-            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
-                raise ClusterError(f"list {resource.qualified}: the answer is not a list")
-            for item in page["items"]:
-                metadata = item.get("metadata") if isinstance(item, dict) else None
-                if isinstance(metadata, dict):
-                    found.append((str(metadata.get("namespace", "")), str(metadata.get("name"))))
-            listed = page.get("metadata")
-            token = listed.get("continue") if isinstance(listed, dict) else None
-            if not token:
-                return found
+        kwargs: dict[str, Any] = {
+            "group": resource.group,
+            "version": resource.version,
+            "plural": resource.plural,
+            "label_selector": label_selector,
+        }
+        fn: Any = api.list_cluster_custom_object
+        if namespace:
+            kwargs["namespace"] = namespace
+            fn = api.list_namespaced_custom_object
+        found: set[tuple[str, str]] = set()
+        for item in self._pages(resource, namespace, fn, page_size, kwargs):
+            metadata = item.get("metadata") if isinstance(item, dict) else None
+            if isinstance(metadata, dict):
+                found.add((str(metadata.get("namespace", "")), str(metadata.get("name"))))
+        return sorted(found)
 
     def delete_report(self, resource: Resource, namespace: str, name: str) -> bool:
         """Delete one report; False when it was already gone."""
