@@ -1353,7 +1353,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "the pod template has containers",
         source=f"{_CORE}: validateContainers",
-        checked_in=_in("pod", "_check_containers"),
+        checked_in=_in("pod", "validate_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1361,7 +1361,9 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "container names are DNS labels, unique across containers and initContainers",
         source=f"{_CORE}: validateContainerCommon, validateContainers, validateInitContainers",
-        checked_in=_in("pod", "_check_container", "_check_containers", "_check_init_containers"),
+        checked_in=_in(
+            "pod", "validate_container_common", "validate_containers", "validate_init_containers"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1369,7 +1371,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "containers have an image",
         source=f"{_CORE}: validateContainerCommon",
-        checked_in=_in("pod", "_check_container"),
+        checked_in=_in("pod", "validate_container_common"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1377,7 +1379,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "imagePullPolicy is Always, IfNotPresent or Never",
         source=f"{_CORE}: validatePullPolicy",
-        checked_in=_in("pod", "_check_container"),
+        checked_in=_in("pod", "validate_container_common"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1385,7 +1387,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "container ports in range, names valid and unique, host ports not reused",
         source=f"{_CORE}: validateContainerPorts, AccumulateUniqueHostPorts",
-        checked_in=_in("pod", "_check_ports", "_host_port_conflicts"),
+        checked_in=_in("pod", "validate_container_ports", "check_host_port_conflicts"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1401,7 +1403,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "volume names are DNS labels and unique",
         source=f"{_CORE}: ValidateVolumes",
-        checked_in=_in("pod", "_check_volumes"),
+        checked_in=_in("pod", "validate_volumes"),
         at_rest=_STORED_SPEC,
     ),
     _r(

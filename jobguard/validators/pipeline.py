@@ -62,7 +62,7 @@ from jobguard.validators.rules.object_names import (
     check_cronjob_name_length,
     check_object_meta,
 )
-from jobguard.validators.rules.pod import check_pod_template
+from jobguard.validators.rules.pod import validate_pod_template_spec
 from jobguard.validators.rules.pod_common import PodOptions
 from jobguard.validators.rules.pod_util import get_validation_options_from_pod_template
 from jobguard.validators.rules.schema import SchemaOptions, check_schema
@@ -231,8 +231,8 @@ def _job_spec_errors(
     def check(_: object = None) -> list[FieldError]:
         return (
             check_job_spec(ctx.new.spec, None, "spec", DEFAULTED)
-            + check_pod_template(
-                ctx.new_json.template, "spec.template", create=create, version=version, options=pod
+            + validate_pod_template_spec(
+                ctx.new_json.template, "spec.template", pod, create=create, version=version
             )
             + check_selector(ctx.new_json, None, "spec", allow_invalid)
         )
@@ -450,12 +450,12 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     pod = get_validation_options_from_pod_template(
         _dict(template), None if create else _dict(old_template), ctx.semantics.version
     )
-    errors += check_pod_template(
+    errors += validate_pod_template_spec(
         template,
         "spec.jobTemplate.spec.template",
+        pod,
         create=create,
         version=ctx.semantics.version,
-        options=pod,
     )
     errors += check_cronjob_spec_tail(spec, None, "spec", None)
     if create:

@@ -72,6 +72,7 @@ from jobguard.validators.rules.pod_security import (
     check_host_users,
     check_os,
     check_pod_security_context,
+    validate_share_process_namespace,
     validate_windows_host_process_pod,
 )
 from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
@@ -469,7 +470,7 @@ def validate_pod_resource_consistency(
 # --- containers ----------------------------------------------------------------------------------
 
 
-def _check_ports(ports: Any, path: str) -> list[FieldError]:
+def validate_container_ports(ports: Any, path: str) -> list[FieldError]:
     """validateContainerPorts."""
     errors: list[FieldError] = []
     names: set[str] = set()
@@ -501,7 +502,7 @@ def _check_ports(ports: Any, path: str) -> list[FieldError]:
     return errors
 
 
-def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
+def check_host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
     """AccumulateUniqueHostPorts: protocol/hostIP/hostPort once per pod (per init container)."""
     errors: list[FieldError] = []
     seen: set[str] = set()
@@ -520,7 +521,7 @@ def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _check_container(
+def validate_container_common(
     container: dict[str, Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateContainerCommon, in upstream's order."""
@@ -538,7 +539,7 @@ def _check_container(
         errors += check_termination_message_policy(
             container["terminationMessagePolicy"], f"{path}.terminationMessagePolicy"
         )
-    errors += _check_ports(container.get("ports"), f"{path}.ports")
+    errors += validate_container_ports(container.get("ports"), f"{path}.ports")
     if "env" in container:
         errors += check_env(container["env"], f"{path}.env", options, pod.file_refs)
     if "envFrom" in container:
@@ -575,7 +576,7 @@ def _check_container(
     return errors
 
 
-def _check_containers(
+def validate_containers(
     containers: list[Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateContainers: at least one, names unique, host ports unique across them."""
@@ -587,16 +588,16 @@ def _check_containers(
         if not isinstance(container, dict):
             continue
         at = f"{path}[{index}]"
-        errors += _check_container(container, pod, at, create)
+        errors += validate_container_common(container, pod, at, create)
         name = _text(container.get("name"))
         if name is not None and name in names:
             errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         names.add(name)
         errors += check_regular_extras(container, at, pod.grace, pod.options)
-    return errors + _host_port_conflicts(containers, path)
+    return errors + check_host_port_conflicts(containers, path)
 
 
-def _check_init_containers(
+def validate_init_containers(
     init: list[Any], regular: list[Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateInitContainers: names unique across init and regular containers."""
@@ -606,7 +607,7 @@ def _check_init_containers(
         if not isinstance(container, dict):
             continue
         at = f"{path}[{index}]"
-        errors += _check_container(container, pod, at, create)
+        errors += validate_container_common(container, pod, at, create)
         if "restartPolicy" in container:
             errors += check_init_restart_policy(container, at, pod.options)
         name = _text(container.get("name"))
@@ -615,12 +616,12 @@ def _check_init_containers(
         elif name:
             names.add(name)
         # Upstream checks each init container's host ports alone (and names it index 0).
-        errors += _host_port_conflicts([container], path)
+        errors += check_host_port_conflicts([container], path)
         errors += check_init_extras(container, at, pod.grace, pod.options)
     return errors
 
 
-def _check_volumes(
+def validate_volumes(
     volumes: list[Any], path: str, options: PodOptions
 ) -> tuple[dict[str, str], list[FieldError]]:
     """ValidateVolumes: sources (POD-015), names valid and unique (POD-007); a volume with no
@@ -665,56 +666,38 @@ class _Pod(NamedTuple):
     """Filled by the container checks: the env entries with a fileKeyRef."""
 
 
-def check_pod_template(
+def validate_pod_template_spec(
     template: Any,
     path: str,
+    opts: PodOptions | None = None,
     *,
     create: bool,
     version: str = DEFAULT_VERSION,
-    options: PodOptions | None = None,
 ) -> list[FieldError]:
     """ValidatePodTemplateSpec for the template at `path`, as the API server of `version`
     judges it (with its default feature gates).
 
-    `create`: the request creates the object. `options`: upstream's PodValidationOptions of
-    the request (`pod_util.get_validation_options_from_pod_template`, from the old and the new
-    template on UPDATE); the CREATE options of `version` when None.
+    `opts`: upstream's PodValidationOptions of the request
+    (`pod_util.get_validation_options_from_pod_template`, from the old and the new template on
+    UPDATE); the CREATE options of `version` when None. `create`: the request creates the
+    object (on UPDATE a quantity that does not parse is not reported here: the stored object's
+    parsed).
     """
     template = _dict(template)
     meta = _dict(template.get("metadata"))
-    errors = check_labels_and_annotations(meta, None, path, None)
     spec = _dict(template.get("spec"))
-    if options is None:
-        options = pod_options(version)
+    if opts is None:
+        opts = pod_options(version)
+    # ValidateLabels, ValidateAnnotations.
+    errors = check_labels_and_annotations(meta, None, path, None)
     # Every pod-specific annotation check reads an annotation: most templates have none.
     annotations = meta.get("annotations")
-    if annotations and isinstance(annotations, dict):
-        errors += validate_pod_specific_annotations(
-            annotations, spec, f"{path}.annotations", options
-        )
+    has_annotations = isinstance(annotations, dict) and bool(annotations)
+    if isinstance(annotations, dict) and annotations:
+        errors += validate_pod_specific_annotations(annotations, spec, f"{path}.annotations", opts)
     at = f"{path}.spec"
-    volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
-    errors += volume_errors
-    if "resourceClaims" in spec:
-        errors += check_pod_resource_claims(spec["resourceClaims"], f"{at}.resourceClaims", options)
-    grace = spec.get("terminationGracePeriodSeconds", 30)
-    pod = _Pod(  # positional: this runs for every template
-        volumes,
-        options,
-        grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
-        spec.get("restartPolicy") or "Always",
-        spec.get("hostUsers") is not False,
-        [],
-        pod_claim_names(spec, options) if "resourceClaims" in spec else _NO_CLAIMS,
-    )
-    containers = _list(spec.get("containers"))
-    errors += _check_containers(containers, pod, f"{at}.containers", create)
-    init = _list(spec.get("initContainers"))
-    errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
-    if options.pod_level_resources and "resources" in spec:
-        errors += validate_pod_resources(spec, at, options)
-    errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
-    if annotations and isinstance(annotations, dict):
+    errors += validate_pod_spec(spec, None, at, opts, create=create)
+    if has_annotations:
         errors += validate_seccomp_annotations_and_fields(meta, spec, at)
         errors += validate_app_armor_annotations_and_fields_match_on_create(meta, spec, at)
     if "ephemeralContainers" in spec:
@@ -732,69 +715,103 @@ _NAME_KEYS = frozenset(("hostname", "subdomain"))
 _PRIORITY_KEYS = frozenset(("priorityClassName", "runtimeClassName", "preemptionPolicy"))
 
 
-def check_pod_spec_rest(
-    spec: dict[str, Any], path: str, options: PodOptions, file_refs: bool = True
+def validate_pod_spec(
+    spec: dict[str, Any],
+    pod_meta: dict[str, Any] | None,
+    path: str,
+    opts: PodOptions,
+    *,
+    create: bool = True,
 ) -> list[FieldError]:
-    """ValidatePodSpec after the containers, in upstream's order (POD-017..POD-024). A check
-    runs only when its fields are set: most templates set few of them."""
+    """ValidatePodSpec: its parts in upstream's order, so errors come in the API server's order.
+
+    `pod_meta` is upstream's podMeta (None for a template: ValidateVolumes and
+    validatePodResourceClaims take it for a pod's own name). A part runs only when a field it
+    reads is set: most templates set few of them, and for an unset field upstream's part finds
+    nothing either (tests/test_rules_pod.py, "when present"). Not ported, as the API server never
+    sees them in a Job's template: terminationGracePeriodSeconds required (defaulted to 30),
+    validateEphemeralContainers (the template's ephemeral containers are refused whole by
+    ValidatePodTemplateSpec), validateImagePullSecrets (a reference holds only a name after
+    decoding), deprecatedServiceAccount (defaulting keeps it equal to serviceAccountName),
+    schedulingGroup (alpha: dropped while its gate is off).
+    """
     errors: list[FieldError] = []
+    grace = spec.get("terminationGracePeriodSeconds", 30)
+    volumes, volume_errors = validate_volumes(_list(spec.get("volumes")), f"{path}.volumes", opts)
+    errors += volume_errors
+    if "resourceClaims" in spec:
+        errors += check_pod_resource_claims(spec["resourceClaims"], f"{path}.resourceClaims", opts)
+    pod = _Pod(  # positional: this runs for every template
+        volumes,
+        opts,
+        grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
+        spec.get("restartPolicy") or "Always",
+        spec.get("hostUsers") is not False,
+        [],
+        pod_claim_names(spec, opts) if "resourceClaims" in spec else _NO_CLAIMS,
+    )
+    containers = _list(spec.get("containers"))
+    errors += validate_containers(containers, pod, f"{path}.containers", create)
+    init = _list(spec.get("initContainers"))
+    errors += validate_init_containers(init, containers, pod, f"{path}.initContainers", create)
+    if opts.pod_level_resources and "resources" in spec:
+        errors += validate_pod_resources(spec, path, opts)
     if spec.get("hostNetwork") is True:
-        errors += check_host_network_ports(
-            _list(spec.get("containers")), f"{path}.containers", True
-        )
+        errors += check_host_network_ports(containers, f"{path}.containers", True)
     if spec.get("restartPolicy") not in _RESTART_POLICIES:
-        errors += check_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", options)
+        errors += check_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", opts)
     if spec.get("dnsPolicy") not in _DNS_POLICIES:
-        errors += check_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", options)
+        errors += check_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", opts)
     if "nodeSelector" in spec:
-        errors += check_node_selector(spec["nodeSelector"], f"{path}.nodeSelector", options)
+        errors += check_node_selector(spec["nodeSelector"], f"{path}.nodeSelector", opts)
     if not _SECURITY_KEYS.isdisjoint(spec):
-        errors += check_pod_security_context(spec, path, options)
+        errors += check_pod_security_context(spec, path, opts)
+    if opts.share_process_namespace_last and spec.get("shareProcessNamespace") is True:
+        # From 1.37 its own step (validateShareProcessNamespace); before, inside the above.
+        errors += validate_share_process_namespace(spec, path)
     if "affinity" in spec:
-        errors += check_affinity(spec["affinity"], f"{path}.affinity", options)
+        errors += check_affinity(spec["affinity"], f"{path}.affinity", opts)
     if "dnsConfig" in spec or spec.get("dnsPolicy") == "None":
-        errors += check_dns_config(spec, f"{path}.dnsConfig", options)
+        errors += check_dns_config(spec, f"{path}.dnsConfig", opts)
     if "readinessGates" in spec:
-        errors += check_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", options)
+        errors += check_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", opts)
     if "schedulingGates" in spec:
-        errors += check_scheduling_gates(
-            spec["schedulingGates"], f"{path}.schedulingGates", options
-        )
+        errors += check_scheduling_gates(spec["schedulingGates"], f"{path}.schedulingGates", opts)
     if "topologySpreadConstraints" in spec:
         errors += check_topology_spread(
-            spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", options
+            spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", opts
         )
     if _has_windows_options(spec):
         errors += validate_windows_host_process_pod(spec, path)
     if spec.get("hostUsers") is False:
-        errors += check_host_users(spec, path, options)
+        errors += check_host_users(spec, path, opts)
     if "hostnameOverride" in spec:
-        errors += check_host_names(spec, path, options)
+        errors += check_host_names(spec, path, opts)
     if not _IDENTITY_KEYS.isdisjoint(spec):
-        errors += check_identity_fields(spec, path, options)
+        errors += check_identity_fields(spec, path, opts)
     if not _NAME_KEYS.isdisjoint(spec):
-        errors += check_hostname_and_subdomain(spec, path, options)
+        errors += check_hostname_and_subdomain(spec, path, opts)
     if "tolerations" in spec:
-        errors += check_tolerations(spec["tolerations"], f"{path}.tolerations", options)
+        errors += check_tolerations(spec["tolerations"], f"{path}.tolerations", opts)
     if "hostAliases" in spec:
-        errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", options)
+        errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", opts)
     if not _PRIORITY_KEYS.isdisjoint(spec):
-        errors += check_priority_fields(spec, path, options)
+        errors += check_priority_fields(spec, path, opts)
     if spec.get("overhead"):
         # validateOverhead: the container checks, on a ResourceRequirements of these limits.
         errors += check_resources(
             {"limits": spec["overhead"]},
             f"{path}.overhead",
             True,
-            options.allow_indivisible_huge_pages_values,
+            opts.allow_indivisible_huge_pages_values,
         )
     if "os" in spec:
-        errors += check_os(spec, path, options)
-    if options.env_files and file_refs:
-        kinds = _volume_kinds(spec, options)
+        errors += check_os(spec, path, opts)
+    if opts.env_files and pod.file_refs:
+        kinds = _volume_kinds(spec, opts)
         for kind in ("initContainers", "containers"):
             errors += check_file_key_ref_volumes(
-                _list(spec.get(kind)), f"{path}.{kind}", kinds, options
+                _list(spec.get(kind)), f"{path}.{kind}", kinds, opts
             )
     return errors
 

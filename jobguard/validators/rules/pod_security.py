@@ -178,8 +178,6 @@ def check_pod_security_context(
         errors += _enum(context, "seLinuxChangePolicy", ["Recursive"], at)
     else:
         errors += _enum(context, "seLinuxChangePolicy", ["MountOption", "Recursive"], at)
-    if options.share_process_namespace_last:
-        errors += validate_share_process_namespace(spec, path)
     return errors
 
 
