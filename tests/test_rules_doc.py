@@ -359,7 +359,8 @@ def test_rules_markdown_is_the_reference(capsys: pytest.CaptureFixture[str]) -> 
     ) in rows
     assert "| CJ-004 | no Job status rules on CronJobs | on (deny) |" in out
     assert (
-        "nothing to check (see `jobguard.validators.rules.cronjob_template:check_cronjob`) |" in out
+        "nothing to check (see `jobguard.validators.rules.cronjob_template:validate_job_template_spec`) |"
+        in out
     )
 
 

@@ -48,9 +48,9 @@ from jobguard.validators.rules.cronjob_schedule import (
     check_cronjob_spec_head,
     check_cronjob_spec_tail,
 )
-from jobguard.validators.rules.cronjob_template import check_cronjob
+from jobguard.validators.rules.cronjob_template import validate_job_template_spec
 from jobguard.validators.rules.immutable import check_job_spec_update_fields
-from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
+from jobguard.validators.rules.jobspec import check_indexed_hostname, validate_job_spec
 from jobguard.validators.rules.metadata_update import (
     WITH_SYNTAX,
     WITHOUT_SYNTAX,
@@ -229,12 +229,11 @@ def _job_spec_errors(
     allow_invalid = opts.allow_invalid_label_value_in_selector
 
     def check(_: object = None) -> list[FieldError]:
-        return (
-            check_job_spec(ctx.new.spec, None, "spec", DEFAULTED)
-            + validate_pod_template_spec(
-                ctx.new_json.template, "spec.template", pod, create=create, version=version
-            )
-            + check_selector(ctx.new_json, None, "spec", allow_invalid)
+        template = validate_pod_template_spec(
+            ctx.new_json.template, "spec.template", pod, create=create, version=version
+        )
+        return validate_job_spec(ctx.new.spec, None, "spec", DEFAULTED, template) + check_selector(
+            ctx.new_json, None, "spec", allow_invalid
         )
 
     if not keep:
@@ -441,7 +440,6 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     spec = _spec(ctx.new_raw)
     old_spec = None if create else _spec(ctx.old_raw)
     errors += check_cronjob_spec_head(spec, old_spec, "spec", None)
-    errors += check_cronjob(ctx.new, None, "spec", None)
     template = _spec(_dict(spec.get("jobTemplate"))).get("template")
     old_template = (
         None if old_spec is None else _spec(_dict(old_spec.get("jobTemplate"))).get("template")
@@ -450,13 +448,14 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     pod = get_validation_options_from_pod_template(
         _dict(template), None if create else _dict(old_template), ctx.semantics.version
     )
-    errors += validate_pod_template_spec(
+    template_errors = validate_pod_template_spec(
         template,
         "spec.jobTemplate.spec.template",
         pod,
         create=create,
         version=ctx.semantics.version,
     )
+    errors += validate_job_template_spec(ctx.new, None, "spec", None, template_errors)
     errors += check_cronjob_spec_tail(spec, None, "spec", None)
     if create:
         errors += check_cronjob_name_length(ctx.new.metadata, None, "metadata", None)

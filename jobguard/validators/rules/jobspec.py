@@ -6,6 +6,7 @@ These run on CREATE and, as upstream does, again on every UPDATE of `jobs`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from jobguard.validators.errors import (
     ErrorType,
@@ -215,12 +216,18 @@ def _restart_policy(spec: JobSpec, path: str) -> list[FieldError]:
     return []
 
 
-def check_job_spec(
-    spec: JobSpec, old: JobSpec | None, path: str, opts: SpecOptions
+def validate_job_spec(
+    spec: JobSpec,
+    old: JobSpec | None,
+    path: str,
+    opts: SpecOptions,
+    template_errors: Sequence[FieldError] = (),
 ) -> list[FieldError]:
     """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order: a
     function of the spec alone (`old` is not read). `opts` is DEFAULTED for a Job, AS_WRITTEN
-    for a CronJob's template, which the Job defaulter never touches.
+    for a CronJob's template, which the Job defaulter never touches. `template_errors`:
+    ValidatePodTemplateSpec's errors for `spec.template` (pod.validate_pod_template_spec, on the
+    template as sent), placed where upstream runs it, before the restart policy's check.
     """
     errors = _non_negative_counts(spec, path)
     errors += _managed_by(spec, path)
@@ -228,6 +235,7 @@ def check_job_spec(
     errors += check_pod_failure_policy(spec, None, path, opts)
     errors += check_success_policy(spec, None, path, None)
     errors += _pod_replacement_policy(spec, path)
+    errors += template_errors
     errors += _restart_policy(spec, path)
     return errors
 
