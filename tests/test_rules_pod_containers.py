@@ -749,3 +749,28 @@ def test_file_key_ref_needs_an_empty_dir() -> None:
             'Invalid value: "v": referenced volume must be of type emptyDir',
         )
     ]
+
+
+def test_init_container_restart_rules_need_a_restart_policy_and_sidecars_take_none() -> None:
+    """validateInitContainerRestartPolicy runs on every init container: rules without a
+    restartPolicy are refused (1.35, ContainerRestartRules on); a sidecar's rules are refused
+    whole while RestartAllContainers is off, their contents not judged."""
+    rules = [{"action": "Bad", "exitCodes": {"operator": "In", "values": [1]}}]
+    bare = job(initContainers=[{"name": "i", "image": "b", "restartPolicyRules": rules}])
+    detail = "Required value: must specify restartPolicy when restart rules are used"
+    assert pod_causes(bare, "1.35") == [("POD-012", f"{I0}.restartPolicy", REQ, detail)]
+    assert pod_causes(bare, "1.34") == []  # the rules are dropped while the gate is off
+    sidecar = job(
+        initContainers=[
+            {"name": "i", "image": "b", "restartPolicy": "Always", "restartPolicyRules": rules}
+        ]
+    )
+    forbidden = (
+        "Forbidden: restartPolicyRules are not allowed for init containers with restart policy "
+        "Always"
+    )
+    assert pod_causes(sidecar, "1.35") == [("POD-012", f"{I0}.restartPolicyRules", FORB, forbidden)]
+    # From 1.36 (RestartAllContainers) a sidecar's rules are judged like any container's.
+    assert [path for _, path, _, _ in pod_causes(sidecar, "1.36")] == [
+        f"{I0}.restartPolicyRules[0].action"
+    ]

@@ -661,7 +661,7 @@ RULES: tuple[RuleInfo, ...] = (
         "podFailurePolicy rules are well formed",
         source=f"{_VALIDATION}: validatePodFailurePolicy",
         checked_in=_in(
-            "pod_failure_policy", "check_pod_failure_policy", "_exit_codes", "_pod_conditions"
+            "pod_failure_policy", "validate_pod_failure_policy", "_exit_codes", "_pod_conditions"
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1395,7 +1395,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "environment variable names",
         source=f"{_CORE}: ValidateEnv (IsRelaxedEnvVarName)",
-        checked_in=_in("pod_containers", "check_env"),
+        checked_in=_in("pod_containers", "validate_env"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1411,7 +1411,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "volume mounts name a volume and have a unique mountPath",
         source=f"{_CORE}: ValidateVolumeMounts",
-        checked_in=_in("pod_containers", "check_volume_mounts"),
+        checked_in=_in("pod_containers", "validate_volume_mounts"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1430,7 +1430,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateResourceRequirements, validatePodResources, validatePodResourceConsistency (pod-level resources, from 1.34)",
         checked_in=_in(
             "pod",
-            "_check_resources",
+            "_validate_resource_requirements",
             "_request_against_limit",
             "validate_pod_resources",
             "validate_pod_resource_consistency",
@@ -1442,7 +1442,12 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "probes and lifecycle handlers: exactly one valid handler, thresholds, liveness and startup successThreshold 1",
         source=f"{_CORE}: validateLivenessProbe, validateReadinessProbe, validateStartupProbe, validateProbe, validateHandler, validateExecAction, validateHTTPGetAction, ValidatePortNumOrName, validateTCPSocketAction, validateGRPCAction, validateSleepAction, validateLifecycle",
-        checked_in=_in("pod_containers", "_port_num_or_name", "_handler", "check_probe"),
+        checked_in=_in(
+            "pod_containers",
+            "validate_port_num_or_name",
+            "validate_handler",
+            "validate_probe",
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1453,11 +1458,10 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_containers",
             "_restart_rules",
-            "_container_restart_policy",
-            "check_regular_restart_policy",
-            "check_init_restart_policy",
-            "check_init_extras",
-        ),
+            "validate_container_restart_policy",
+            "validate_init_container_restart_policy",
+        )
+        + _in("pod", "validate_containers", "validate_init_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1465,7 +1469,8 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "container resize policies",
         source=f"{_CORE}: validateResizePolicy, validateInitContainers",
-        checked_in=_in("pod_containers", "check_init_extras", "check_resize_policy"),
+        checked_in=_in("pod_containers", "validate_resize_policy")
+        + _in("pod", "validate_init_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1478,8 +1483,8 @@ RULES: tuple[RuleInfo, ...] = (
             "_key_selector",
             "_file_key_selector",
             "_value_from",
-            "check_env_from",
-            "check_file_key_ref_volumes",
+            "validate_env_from",
+            "validate_file_key_ref_volumes",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1510,7 +1515,10 @@ RULES: tuple[RuleInfo, ...] = (
         "volume mounts (subPath, subPathExpr, mountPropagation, recursiveReadOnly) and volume devices",
         source=f"{_CORE}: ValidateVolumeMounts, validateMountPropagation, validateMountRecursiveReadOnly, ValidateVolumeDevices",
         checked_in=_in(
-            "pod_containers", "check_volume_mounts", "_recursive_read_only", "check_volume_devices"
+            "pod_containers",
+            "validate_volume_mounts",
+            "_recursive_read_only",
+            "validate_volume_devices",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1521,9 +1529,9 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateContainerCommon, validatePodHostNetworkDeps, ValidatePodTemplateSpec",
         checked_in=_in(
             "pod_containers",
-            "check_termination_message_policy",
-            "check_host_network_ports",
-            "check_ephemeral_containers",
+            "validate_termination_message_policy",
+            "validate_pod_host_network_deps",
+            "validate_no_ephemeral_containers_in_template",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1535,15 +1543,15 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_security",
             "_id",
-            "check_seccomp_profile",
-            "check_apparmor_profile",
-            "check_pod_security_context",
+            "validate_seccomp_profile_field",
+            "validate_app_armor_profile_field",
+            "validate_pod_spec_security_context",
             "_enum",
-            "check_container_security_context",
+            "validate_security_context",
             "validate_windows_security_context_options",
             "validate_windows_host_process_pod",
             "validate_share_process_namespace",
-            "check_host_users",
+            "validate_host_users",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1552,7 +1560,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "the pod's OS and the fields a Linux or Windows pod may not set",
         source=f"{_CORE}: validateOS, validateLinux, validateWindows",
-        checked_in=_in("pod_security", "check_os"),
+        checked_in=_in("pod_security", "validate_os"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1562,7 +1570,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: ValidateLabels (nodeSelector), validateAffinity, ValidateNodeSelector, ValidateNodeSelectorTerm, ValidateNodeSelectorRequirement, ValidateNodeFieldSelectorRequirement, ValidatePreferredSchedulingTerms, validatePodAffinityTerm, validateWeightedPodAffinityTerms, ValidatePodAffinityTermSelector, ValidateMatchLabelKeysAndMismatchLabelKeys",
         checked_in=_in(
             "pod_scheduling",
-            "check_node_selector",
+            "validate_node_selector_labels",
             "_node_requirement",
             "_node_field_requirement",
             "_weight",
@@ -1576,7 +1584,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "tolerations",
         source=f"{_CORE}: ValidateTolerations, validateTaintEffect",
-        checked_in=_in("pod_scheduling", "check_tolerations", "_comparison_value"),
+        checked_in=_in("pod_scheduling", "validate_tolerations", "_comparison_value"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1584,7 +1592,9 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "topology spread constraints",
         source=f"{_CORE}: validateTopologySpreadConstraints, validateMinDomains, ValidateTopologyKey, ValidateWhenUnsatisfiable, ValidateSpreadConstraintNotRepeat, validateNodeInclusionPolicy, ValidateMatchLabelKeysInTopologySpread",
-        checked_in=_in("pod_scheduling", "check_topology_spread", "_spread_match_label_keys"),
+        checked_in=_in(
+            "pod_scheduling", "validate_topology_spread_constraints", "_spread_match_label_keys"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1594,11 +1604,11 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateDNSPolicy, validatePodDNSConfig, ValidateHostAliases, IsValidIPForLegacyField, ValidateDNS1123Label, validatePodHostName",
         checked_in=_in(
             "pod_dns",
-            "check_dns_policy",
-            "check_dns_config",
-            "check_host_names",
-            "check_hostname_and_subdomain",
-            "check_host_aliases",
+            "validate_dns_policy",
+            "validate_pod_dns_config",
+            "validate_pod_host_name",
+            "validate_hostname_and_subdomain",
+            "validate_host_aliases",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1609,12 +1619,12 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateRestartPolicy, ValidatePodSpec, ValidateRuntimeClassName, ValidatePreemptionPolicy, validateReadinessGates, validateSchedulingGates",
         checked_in=_in(
             "pod_scheduling",
-            "check_restart_policy",
+            "validate_restart_policy",
             "_subdomain_field",
-            "check_readiness_gates",
-            "check_scheduling_gates",
-            "check_identity_fields",
-            "check_priority_fields",
+            "validate_readiness_gates",
+            "validate_scheduling_gates",
+            "validate_service_account_node_name_and_deadline",
+            "validate_priority_fields",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1623,7 +1633,9 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "resource claims: the pod's claims name one claim or template each; containers use claims the pod declares",
         source=f"{_CORE}: validatePodResourceClaims, validatePodResourceClaim, validateResourceClaimNames",
-        checked_in=_in("pod_resources", "check_pod_resource_claims", "check_container_claims"),
+        checked_in=_in(
+            "pod_resources", "validate_pod_resource_claims", "validate_resource_claim_names"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(

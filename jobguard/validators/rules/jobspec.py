@@ -18,7 +18,7 @@ from jobguard.validators.errors import (
 )
 from jobguard.validators.model import INDEXED, NON_INDEXED, Job, JobSpec
 from jobguard.validators.names import is_dns1123_label, is_dns1123_subdomain
-from jobguard.validators.rules.pod_failure_policy import check_pod_failure_policy
+from jobguard.validators.rules.pod_failure_policy import validate_pod_failure_policy
 from jobguard.validators.rules.success_policy import check_success_policy
 from jobguard.validators.strategy import SpecOptions
 
@@ -232,7 +232,7 @@ def validate_job_spec(
     errors = _non_negative_counts(spec, path)
     errors += _managed_by(spec, path)
     errors += _completion_mode(spec, path)
-    errors += check_pod_failure_policy(spec, None, path, opts)
+    errors += validate_pod_failure_policy(spec, None, path, opts)
     errors += check_success_policy(spec, None, path, None)
     errors += _pod_replacement_policy(spec, path)
     errors += template_errors

@@ -31,47 +31,49 @@ from jobguard.validators.rules.pod_annotations import (
 )
 from jobguard.validators.rules.pod_common import PodOptions, pod_options
 from jobguard.validators.rules.pod_containers import (
-    check_env,
-    check_env_from,
-    check_ephemeral_containers,
-    check_file_key_ref_volumes,
-    check_host_network_ports,
-    check_init_extras,
-    check_init_restart_policy,
-    check_regular_extras,
-    check_resize_policy,
-    check_termination_message_policy,
-    check_volume_devices,
-    check_volume_mounts,
+    LIFECYCLE_AND_PROBES_ORDER,
+    NOT_FOR_INIT,
+    validate_container_restart_policy,
+    validate_env,
+    validate_env_from,
+    validate_file_key_ref_volumes,
+    validate_init_container_restart_policy,
+    validate_lifecycle_and_probes,
+    validate_no_ephemeral_containers_in_template,
+    validate_pod_host_network_deps,
+    validate_resize_policy,
+    validate_termination_message_policy,
+    validate_volume_devices,
+    validate_volume_mounts,
 )
 from jobguard.validators.rules.pod_dns import (
-    check_dns_config,
-    check_dns_policy,
-    check_host_aliases,
-    check_host_names,
-    check_hostname_and_subdomain,
+    validate_dns_policy,
+    validate_host_aliases,
+    validate_hostname_and_subdomain,
+    validate_pod_dns_config,
+    validate_pod_host_name,
 )
 from jobguard.validators.rules.pod_resources import (
-    check_container_claims,
-    check_pod_resource_claims,
-    pod_claim_names,
+    gather_pod_resource_claim_names,
+    validate_pod_resource_claims,
+    validate_resource_claim_names,
 )
 from jobguard.validators.rules.pod_scheduling import (
-    check_affinity,
-    check_identity_fields,
-    check_node_selector,
-    check_priority_fields,
-    check_readiness_gates,
-    check_restart_policy,
-    check_scheduling_gates,
-    check_tolerations,
-    check_topology_spread,
+    validate_affinity,
+    validate_node_selector_labels,
+    validate_priority_fields,
+    validate_readiness_gates,
+    validate_restart_policy,
+    validate_scheduling_gates,
+    validate_service_account_node_name_and_deadline,
+    validate_tolerations,
+    validate_topology_spread_constraints,
 )
 from jobguard.validators.rules.pod_security import (
-    check_container_security_context,
-    check_host_users,
-    check_os,
-    check_pod_security_context,
+    validate_host_users,
+    validate_os,
+    validate_pod_spec_security_context,
+    validate_security_context,
     validate_share_process_namespace,
     validate_windows_host_process_pod,
 )
@@ -260,7 +262,7 @@ def _chars(items: tuple[tuple[str, _Scalar], ...]) -> int:
     return sum(len(name) + (len(value) if isinstance(value, str) else 8) for name, value in items)
 
 
-def check_resources(
+def validate_resource_requirements(
     resources: Any, path: str, create: bool, indivisible_ok: bool = False, pod_level: bool = False
 ) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
@@ -280,7 +282,9 @@ def check_resources(
         return list(
             _cached_resources(limits_items, requests_items, path, create, indivisible_ok, pod_level)
         )
-    return _check_resources(limits_raw, requests_raw, path, create, indivisible_ok, pod_level)
+    return _validate_resource_requirements(
+        limits_raw, requests_raw, path, create, indivisible_ok, pod_level
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -293,11 +297,13 @@ def _cached_resources(
     pod_level: bool,
 ) -> tuple[FieldError, ...]:
     return tuple(
-        _check_resources(dict(limits), dict(requests), path, create, indivisible_ok, pod_level)
+        _validate_resource_requirements(
+            dict(limits), dict(requests), path, create, indivisible_ok, pod_level
+        )
     )
 
 
-def _check_resources(
+def _validate_resource_requirements(
     limits_raw: dict[str, Any],
     requests_raw: dict[str, Any],
     path: str,
@@ -375,7 +381,7 @@ def validate_pod_resources(
     if resources.get("claims") is not None:
         detail = "claims may not be set for Resources at pod-level"
         errors.append(forbidden("POD-010", f"{at}.claims", detail))
-    errors += check_resources(
+    errors += validate_resource_requirements(
         resources, at, True, options.allow_indivisible_huge_pages_values, pod_level=True
     )
     return errors + validate_pod_resource_consistency(spec, resources, at)
@@ -536,22 +542,22 @@ def validate_container_common(
     if _text(container.get("image")) == "":
         errors.append(required_error("POD-003", f"{path}.image"))
     if "terminationMessagePolicy" in container:
-        errors += check_termination_message_policy(
+        errors += validate_termination_message_policy(
             container["terminationMessagePolicy"], f"{path}.terminationMessagePolicy"
         )
     errors += validate_container_ports(container.get("ports"), f"{path}.ports")
     if "env" in container:
-        errors += check_env(container["env"], f"{path}.env", options, pod.file_refs)
+        errors += validate_env(container["env"], f"{path}.env", options, pod.file_refs)
     if "envFrom" in container:
-        errors += check_env_from(container["envFrom"], f"{path}.envFrom", options)
+        errors += validate_env_from(container["envFrom"], f"{path}.envFrom", options)
     if "volumeMounts" in container:
-        errors += check_volume_mounts(container, pod.volumes, f"{path}.volumeMounts")
+        errors += validate_volume_mounts(container, pod.volumes, f"{path}.volumeMounts")
     if "volumeDevices" in container:
-        errors += check_volume_devices(container, pod.volumes, f"{path}.volumeDevices")
+        errors += validate_volume_devices(container, pod.volumes, f"{path}.volumeDevices")
     policy = _text(container.get("imagePullPolicy"))
     if policy and policy not in PULL_POLICIES:
         errors.append(not_supported("POD-004", f"{path}.imagePullPolicy", policy, PULL_POLICIES))
-    errors += check_resources(
+    errors += validate_resource_requirements(
         container.get("resources"),
         f"{path}.resources",
         create,
@@ -559,15 +565,15 @@ def validate_container_common(
     )
     resources = container.get("resources")
     if isinstance(resources, dict) and "claims" in resources:
-        errors += check_container_claims(
+        errors += validate_resource_claim_names(
             resources["claims"], f"{path}.resources.claims", pod.claims, options
         )
     if "resizePolicy" in container:
-        errors += check_resize_policy(
+        errors += validate_resize_policy(
             container["resizePolicy"], f"{path}.resizePolicy", pod.restart_policy, options
         )
     if "securityContext" in container:
-        errors += check_container_security_context(
+        errors += validate_security_context(
             container["securityContext"],
             f"{path}.securityContext",
             pod.host_users,
@@ -593,7 +599,14 @@ def validate_containers(
         if name is not None and name in names:
             errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         names.add(name)
-        errors += check_regular_extras(container, at, pod.grace, pod.options)
+        errors += validate_lifecycle_and_probes(container, pod.grace, at)
+        if pod.options.container_restart_rules:
+            if "restartPolicy" in container or "restartPolicyRules" in container:
+                errors += validate_container_restart_policy(container, at, pod.options)
+        elif container.get("restartPolicy") is not None:
+            # restartPolicyRules are dropped before validation while the gate is off.
+            detail = "may not be set for non-init containers"
+            errors.append(forbidden("POD-012", f"{at}.restartPolicy", detail))
     return errors + check_host_port_conflicts(containers, path)
 
 
@@ -608,8 +621,7 @@ def validate_init_containers(
             continue
         at = f"{path}[{index}]"
         errors += validate_container_common(container, pod, at, create)
-        if "restartPolicy" in container:
-            errors += check_init_restart_policy(container, at, pod.options)
+        errors += validate_init_container_restart_policy(container, at, pod.options)
         name = _text(container.get("name"))
         if name is not None and name in names:
             errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
@@ -617,7 +629,24 @@ def validate_init_containers(
             names.add(name)
         # Upstream checks each init container's host ports alone (and names it index 0).
         errors += check_host_port_conflicts([container], path)
-        errors += check_init_extras(container, at, pod.grace, pod.options)
+        sidecar = container.get("restartPolicy") == "Always"
+        if sidecar:
+            errors += validate_lifecycle_and_probes(container, pod.grace, at)
+        else:
+            for name in LIFECYCLE_AND_PROBES_ORDER:
+                if container.get(name) is not None:
+                    errors.append(forbidden("POD-012", f"{at}.{name}", NOT_FOR_INIT))
+        # AllowSidecarResizePolicy is on in every supported release.
+        if (
+            not sidecar
+            and pod.options.newest_resize_policy
+            and not pod.options.allow_existing_restart_container_for_non_sidecar_init_container
+        ):
+            for policy_index, entry in enumerate(_list(container.get("resizePolicy"))):
+                if _dict(entry).get("restartPolicy") == "RestartContainer":
+                    policy_at = f"{at}.resizePolicy[{policy_index}].restartPolicy"
+                    detail = "must not be set to 'RestartContainer' for non-sidecar initContainers"
+                    errors.append(invalid("POD-013", policy_at, "RestartContainer", detail))
     return errors
 
 
@@ -701,7 +730,7 @@ def validate_pod_template_spec(
         errors += validate_seccomp_annotations_and_fields(meta, spec, at)
         errors += validate_app_armor_annotations_and_fields_match_on_create(meta, spec, at)
     if "ephemeralContainers" in spec:
-        errors += check_ephemeral_containers(
+        errors += validate_no_ephemeral_containers_in_template(
             spec["ephemeralContainers"], f"{at}.ephemeralContainers"
         )
     return errors
@@ -740,7 +769,9 @@ def validate_pod_spec(
     volumes, volume_errors = validate_volumes(_list(spec.get("volumes")), f"{path}.volumes", opts)
     errors += volume_errors
     if "resourceClaims" in spec:
-        errors += check_pod_resource_claims(spec["resourceClaims"], f"{path}.resourceClaims", opts)
+        errors += validate_pod_resource_claims(
+            spec["resourceClaims"], f"{path}.resourceClaims", opts
+        )
     pod = _Pod(  # positional: this runs for every template
         volumes,
         opts,
@@ -748,7 +779,7 @@ def validate_pod_spec(
         spec.get("restartPolicy") or "Always",
         spec.get("hostUsers") is not False,
         [],
-        pod_claim_names(spec, opts) if "resourceClaims" in spec else _NO_CLAIMS,
+        gather_pod_resource_claim_names(spec, opts) if "resourceClaims" in spec else _NO_CLAIMS,
     )
     containers = _list(spec.get("containers"))
     errors += validate_containers(containers, pod, f"{path}.containers", create)
@@ -757,60 +788,62 @@ def validate_pod_spec(
     if opts.pod_level_resources and "resources" in spec:
         errors += validate_pod_resources(spec, path, opts)
     if spec.get("hostNetwork") is True:
-        errors += check_host_network_ports(containers, f"{path}.containers", True)
+        errors += validate_pod_host_network_deps(spec, path, opts)
     if spec.get("restartPolicy") not in _RESTART_POLICIES:
-        errors += check_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", opts)
+        errors += validate_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", opts)
     if spec.get("dnsPolicy") not in _DNS_POLICIES:
-        errors += check_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", opts)
+        errors += validate_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", opts)
     if "nodeSelector" in spec:
-        errors += check_node_selector(spec["nodeSelector"], f"{path}.nodeSelector", opts)
+        errors += validate_node_selector_labels(spec["nodeSelector"], f"{path}.nodeSelector", opts)
     if not _SECURITY_KEYS.isdisjoint(spec):
-        errors += check_pod_security_context(spec, path, opts)
+        errors += validate_pod_spec_security_context(spec, path, opts)
     if opts.share_process_namespace_last and spec.get("shareProcessNamespace") is True:
         # From 1.37 its own step (validateShareProcessNamespace); before, inside the above.
         errors += validate_share_process_namespace(spec, path)
     if "affinity" in spec:
-        errors += check_affinity(spec["affinity"], f"{path}.affinity", opts)
+        errors += validate_affinity(spec["affinity"], opts, f"{path}.affinity")
     if "dnsConfig" in spec or spec.get("dnsPolicy") == "None":
-        errors += check_dns_config(spec, f"{path}.dnsConfig", opts)
+        errors += validate_pod_dns_config(spec, f"{path}.dnsConfig", opts)
     if "readinessGates" in spec:
-        errors += check_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", opts)
+        errors += validate_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", opts)
     if "schedulingGates" in spec:
-        errors += check_scheduling_gates(spec["schedulingGates"], f"{path}.schedulingGates", opts)
+        errors += validate_scheduling_gates(
+            spec["schedulingGates"], f"{path}.schedulingGates", opts
+        )
     if "topologySpreadConstraints" in spec:
-        errors += check_topology_spread(
+        errors += validate_topology_spread_constraints(
             spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", opts
         )
     if _has_windows_options(spec):
         errors += validate_windows_host_process_pod(spec, path)
     if spec.get("hostUsers") is False:
-        errors += check_host_users(spec, path, opts)
+        errors += validate_host_users(spec, path, opts)
     if "hostnameOverride" in spec:
-        errors += check_host_names(spec, path, opts)
+        errors += validate_pod_host_name(spec, path, opts)
     if not _IDENTITY_KEYS.isdisjoint(spec):
-        errors += check_identity_fields(spec, path, opts)
+        errors += validate_service_account_node_name_and_deadline(spec, path, opts)
     if not _NAME_KEYS.isdisjoint(spec):
-        errors += check_hostname_and_subdomain(spec, path, opts)
+        errors += validate_hostname_and_subdomain(spec, path, opts)
     if "tolerations" in spec:
-        errors += check_tolerations(spec["tolerations"], f"{path}.tolerations", opts)
+        errors += validate_tolerations(spec["tolerations"], f"{path}.tolerations", opts)
     if "hostAliases" in spec:
-        errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", opts)
+        errors += validate_host_aliases(spec["hostAliases"], f"{path}.hostAliases", opts)
     if not _PRIORITY_KEYS.isdisjoint(spec):
-        errors += check_priority_fields(spec, path, opts)
+        errors += validate_priority_fields(spec, path, opts)
     if spec.get("overhead"):
         # validateOverhead: the container checks, on a ResourceRequirements of these limits.
-        errors += check_resources(
+        errors += validate_resource_requirements(
             {"limits": spec["overhead"]},
             f"{path}.overhead",
             True,
             opts.allow_indivisible_huge_pages_values,
         )
     if "os" in spec:
-        errors += check_os(spec, path, opts)
+        errors += validate_os(spec, path, opts)
     if opts.env_files and pod.file_refs:
         kinds = _volume_kinds(spec, opts)
         for kind in ("initContainers", "containers"):
-            errors += check_file_key_ref_volumes(
+            errors += validate_file_key_ref_volumes(
                 _list(spec.get(kind)), f"{path}.{kind}", kinds, opts
             )
     return errors

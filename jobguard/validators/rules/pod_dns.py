@@ -40,7 +40,7 @@ _UNDERSCORE_MSG = (
 )
 
 
-def check_dns_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_dns_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateDNSPolicy (defaulted to ClusterFirst)."""
     policy = text(value) or "ClusterFirst"  # SetDefaults_PodSpec: unset or "" is ClusterFirst
     if policy in DNS_POLICIES:
@@ -58,7 +58,9 @@ def _search_problems(search: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-def check_dns_config(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_dns_config(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validatePodDNSConfig (`path` is spec.dnsConfig)."""
     config = spec.get("dnsConfig")
     policy = spec.get("dnsPolicy")
@@ -97,7 +99,9 @@ def check_dns_config(spec: dict[str, Any], path: str, options: PodOptions) -> li
     return errors
 
 
-def check_host_names(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_host_name(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePodSpec: hostnameOverride (1.35 and later), then hostname and subdomain."""
     errors: list[FieldError] = []
     override = spec.get("hostnameOverride")
@@ -116,7 +120,7 @@ def check_host_names(spec: dict[str, Any], path: str, options: PodOptions) -> li
     return errors
 
 
-def check_hostname_and_subdomain(
+def validate_hostname_and_subdomain(
     spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
     """ValidatePodSpec: hostname and subdomain are DNS labels."""
@@ -128,7 +132,7 @@ def check_hostname_and_subdomain(
     return errors
 
 
-def check_host_aliases(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_host_aliases(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidateHostAliases."""
     errors: list[FieldError] = []
     for index, alias in enumerate(as_list(value)):

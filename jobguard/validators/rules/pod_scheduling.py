@@ -44,7 +44,7 @@ _WEIGHT = "must be in the range 1-100"
 # --- node selector and affinity (POD-020) --------------------------------------------------------
 
 
-def check_node_selector(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_node_selector_labels(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidatePodSpec: ValidateLabels(nodeSelector)."""
     return check_labels("POD-020", value, path)
 
@@ -284,7 +284,7 @@ def _pod_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> l
     return errors
 
 
-def check_affinity(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_affinity(value: Any, options: PodOptions, path: str) -> list[FieldError]:
     """validateAffinity."""
     affinity = as_dict(value)
     errors: list[FieldError] = []
@@ -323,7 +323,7 @@ _DECIMAL_MSG = "must be a valid decimal integer in canonical form"
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def check_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidateTolerations (Lt and Gt: TaintTolerationComparisonOperators is alpha, off in
     every supported release; an UPDATE keeps them when the stored template has them)."""
     rule = "POD-021"
@@ -373,7 +373,9 @@ def check_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldE
 # --- topology spread (POD-022) -------------------------------------------------------------------
 
 
-def check_topology_spread(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_topology_spread_constraints(
+    value: Any, path: str, options: PodOptions
+) -> list[FieldError]:
     """validateTopologySpreadConstraints."""
     rule = "POD-022"
     errors: list[FieldError] = []
@@ -442,7 +444,7 @@ def _spread_match_label_keys(
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 
 
-def check_restart_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_restart_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateRestartPolicy (after defaulting: Always when unset)."""
     policy = text(value) or "Always"  # SetDefaults_PodSpec: unset or "" is Always
     if policy in RESTART_POLICIES:
@@ -457,7 +459,7 @@ def _subdomain_field(spec: dict[str, Any], name: str, path: str) -> list[FieldEr
     return list(each("POD-024", f"{path}.{name}", value, subdomain_problems(value)))
 
 
-def check_readiness_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_readiness_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateReadinessGates."""
     errors: list[FieldError] = []
     for index, gate in enumerate(as_list(value)):
@@ -468,7 +470,7 @@ def check_readiness_gates(value: Any, path: str, options: PodOptions) -> list[Fi
     return errors
 
 
-def check_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateSchedulingGates."""
     errors: list[FieldError] = []
     seen: set[str] = set()
@@ -483,7 +485,9 @@ def check_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[F
     return errors
 
 
-def check_identity_fields(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_service_account_node_name_and_deadline(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePodSpec: serviceAccountName, nodeName, activeDeadlineSeconds."""
     errors = _subdomain_field(spec, "serviceAccountName", path)
     errors += _subdomain_field(spec, "nodeName", path)
@@ -494,7 +498,9 @@ def check_identity_fields(spec: dict[str, Any], path: str, options: PodOptions) 
     return errors
 
 
-def check_priority_fields(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_priority_fields(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePodSpec: priorityClassName, runtimeClassName, preemptionPolicy."""
     errors = _subdomain_field(spec, "priorityClassName", path)
     runtime = spec.get("runtimeClassName")

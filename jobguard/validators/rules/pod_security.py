@@ -52,7 +52,7 @@ def _id(value: Any, path: str) -> list[FieldError]:
     return [invalid("POD-018", path, number, RANGE_INT32)]
 
 
-def check_seccomp_profile(profile: Any, path: str) -> list[FieldError]:
+def validate_seccomp_profile_field(profile: Any, path: str) -> list[FieldError]:
     """validateSeccompProfileField."""
     if not isinstance(profile, dict):
         return []
@@ -76,7 +76,7 @@ def check_seccomp_profile(profile: Any, path: str) -> list[FieldError]:
     return errors
 
 
-def check_apparmor_profile(profile: Any, path: str) -> list[FieldError]:
+def validate_app_armor_profile_field(profile: Any, path: str) -> list[FieldError]:
     """ValidateAppArmorProfileField."""
     if not isinstance(profile, dict):
         return []
@@ -132,7 +132,7 @@ def validate_host_sysctl(name: str, spec: dict[str, Any]) -> str:
     return ""
 
 
-def check_pod_security_context(
+def validate_pod_spec_security_context(
     spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
     """validatePodSpecSecurityContext (`path` is the pod spec's)."""
@@ -166,11 +166,13 @@ def check_pod_security_context(
                 errors.append(invalid(rule, name_path, name, detail))
         names.add(name)
     errors += _enum(context, "fsGroupChangePolicy", ["Always", "OnRootMismatch"], at)
-    errors += check_seccomp_profile(context.get("seccompProfile"), f"{at}.seccompProfile")
+    errors += validate_seccomp_profile_field(context.get("seccompProfile"), f"{at}.seccompProfile")
     errors += validate_windows_security_context_options(
         context.get("windowsOptions"), f"{at}.windowsOptions"
     )
-    errors += check_apparmor_profile(context.get("appArmorProfile"), f"{at}.appArmorProfile")
+    errors += validate_app_armor_profile_field(
+        context.get("appArmorProfile"), f"{at}.appArmorProfile"
+    )
     errors += _enum(context, "supplementalGroupsPolicy", ["Merge", "Strict"], at)
     # validateSELinuxChangePolicy: only Recursive while SELinuxMount is off (before 1.37) and
     # the stored template has no policy.
@@ -197,7 +199,7 @@ def _enum(context: dict[str, Any], name: str, supported: list[str], path: str) -
     return []
 
 
-def check_container_security_context(
+def validate_security_context(
     context: Any, path: str, host_users: bool, allow_sys_admin_when_privilege_escalation_false: bool
 ) -> list[FieldError]:
     """ValidateSecurityContext (privileged is allowed: the API server's default)."""
@@ -214,7 +216,9 @@ def check_container_security_context(
         if host_users and proc_mount == "Unmasked":
             detail = "`hostUsers` must be false to use `Unmasked`"
             errors.append(invalid(rule, f"{path}.procMount", proc_mount, detail))
-    errors += check_seccomp_profile(context.get("seccompProfile"), f"{path}.seccompProfile")
+    errors += validate_seccomp_profile_field(
+        context.get("seccompProfile"), f"{path}.seccompProfile"
+    )
     if context.get("allowPrivilegeEscalation") is False:
         if context.get("privileged") is True:
             detail = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
@@ -230,11 +234,13 @@ def check_container_security_context(
     errors += validate_windows_security_context_options(
         context.get("windowsOptions"), f"{path}.windowsOptions"
     )
-    errors += check_apparmor_profile(context.get("appArmorProfile"), f"{path}.appArmorProfile")
+    errors += validate_app_armor_profile_field(
+        context.get("appArmorProfile"), f"{path}.appArmorProfile"
+    )
     return errors
 
 
-def check_host_users(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_host_users(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateHostUsers: a pod in a user namespace shares no host namespace, has no devices."""
     if spec.get("hostUsers") is not False:
         return []
@@ -318,7 +324,7 @@ def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[s
     return out
 
 
-def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateOS, then validateLinux or validateWindows (POD-019)."""
     os_field = spec.get("os")
     if not isinstance(os_field, dict):
