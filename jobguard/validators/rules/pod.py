@@ -29,7 +29,7 @@ from jobguard.validators.rules.pod_annotations import (
     validate_pod_specific_annotations,
     validate_seccomp_annotations_and_fields,
 )
-from jobguard.validators.rules.pod_common import PodOptions, pod_options
+from jobguard.validators.rules.pod_common import CONTAINER_KINDS, PodOptions, pod_options
 from jobguard.validators.rules.pod_containers import (
     LIFECYCLE_AND_PROBES_ORDER,
     NOT_FOR_INIT,
@@ -47,6 +47,8 @@ from jobguard.validators.rules.pod_containers import (
     validate_volume_mounts,
 )
 from jobguard.validators.rules.pod_dns import (
+    DNS_POLICIES,
+    HOSTNAME_FIELDS,
     validate_dns_policy,
     validate_host_aliases,
     validate_hostname_and_subdomain,
@@ -59,6 +61,7 @@ from jobguard.validators.rules.pod_resources import (
     validate_resource_claim_names,
 )
 from jobguard.validators.rules.pod_scheduling import (
+    RESTART_POLICIES,
     validate_affinity,
     validate_node_selector_labels,
     validate_priority_fields,
@@ -736,11 +739,12 @@ def validate_pod_template_spec(
     return errors
 
 
-_DNS_POLICIES = frozenset(("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "", None))
-_RESTART_POLICIES = frozenset(("Always", "OnFailure", "Never", "", None))
+# The values needing no check: the valid ones and unset (defaulted).
+_DNS_POLICIES = frozenset((*DNS_POLICIES, "", None))
+_RESTART_POLICIES = frozenset((*RESTART_POLICIES, "", None))
 _SECURITY_KEYS = frozenset(("securityContext", "shareProcessNamespace"))
 _IDENTITY_KEYS = frozenset(("serviceAccountName", "nodeName", "activeDeadlineSeconds"))
-_NAME_KEYS = frozenset(("hostname", "subdomain"))
+_NAME_KEYS = frozenset(HOSTNAME_FIELDS)
 _PRIORITY_KEYS = frozenset(("priorityClassName", "runtimeClassName", "preemptionPolicy"))
 
 
@@ -855,7 +859,7 @@ def _has_windows_options(spec: dict[str, Any]) -> bool:
         return True
     return any(
         isinstance(_dict(_dict(c).get("securityContext")).get("windowsOptions"), dict)
-        for kind in ("initContainers", "containers", "ephemeralContainers")
+        for kind in CONTAINER_KINDS
         for c in _list(spec.get(kind))
     )
 

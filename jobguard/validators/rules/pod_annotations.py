@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobguard.validators.errors import FieldError, forbidden, invalid
-from jobguard.validators.rules.pod_common import PodOptions, as_dict, as_list, text
+from jobguard.validators.rules.pod_common import CONTAINER_KINDS, PodOptions, as_dict, as_list, text
 from jobguard.validators.rules.pod_util import POD_DELETION_COST, valid_pod_deletion_cost
 
 MIRROR_POD = "kubernetes.io/config.mirror"
@@ -25,13 +25,12 @@ RUNTIME_DEFAULT = "runtime/default"
 DOCKER_DEFAULT = "docker/default"
 UNCONFINED = "unconfined"
 LOCALHOST_PREFIX = "localhost/"
-_CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
 
 
 def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
     """podshelper.VisitContainersWithPath: init containers, containers, ephemeral containers."""
     out = []
-    for kind in _CONTAINER_KINDS:
+    for kind in CONTAINER_KINDS:
         for index, container in enumerate(as_list(spec.get(kind))):
             if isinstance(container, dict):
                 out.append((container, f"{path}.{kind}[{index}]"))

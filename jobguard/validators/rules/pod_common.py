@@ -22,6 +22,9 @@ from jobguard.validators.names import (
 from jobguard.validators.selectors import validate_label_selector
 from jobguard.validators.versions import DEFAULT_VERSION, Release
 
+CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
+"""The container lists of a pod spec, in podutil.VisitContainers' order."""
+
 
 @dataclass(frozen=True, slots=True)
 class PodOptions:

@@ -48,6 +48,13 @@ PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
 LIFECYCLE_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
 HTTP_SCHEMES = ["HTTP", "HTTPS"]
 TERMINATION_MESSAGE_POLICIES = ["FallbackToLogsOnError", "File"]
+# The sets.List (sorted) orders of upstream's supportedContainerRestartPolicies,
+# supportedContainerRestartPolicyOperators, supportedResizeResources and
+# supportedResizePolicies.
+CONTAINER_RESTART_POLICIES = ["Always", "Never", "OnFailure"]
+CONTAINER_RESTART_RULE_OPERATORS = ["In", "NotIn"]
+RESIZE_RESOURCES = ["cpu", "memory"]
+RESIZE_RESTART_POLICIES = ["NotRequired", "RestartContainer"]
 _HTTP_HEADER = re.compile("[-A-Za-z0-9]+")
 _HTTP_HEADER_MSG = (
     "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', "
@@ -206,10 +213,10 @@ def _restart_rules(rules: list[Any], path: str, options: PodOptions) -> list[Fie
             errors.append(required(rule, f"{at}[{index}].exitCodes", "must be specified"))
             continue
         operator = text(codes.get("operator"))
-        if operator is not None and operator not in ("In", "NotIn"):
-            errors.append(
-                not_supported(rule, f"{at}[{index}].exitCodes.operator", operator, ["In", "NotIn"])
-            )
+        if operator is not None and operator not in CONTAINER_RESTART_RULE_OPERATORS:
+            at_operator = f"{at}[{index}].exitCodes.operator"
+            supported = CONTAINER_RESTART_RULE_OPERATORS
+            errors.append(not_supported(rule, at_operator, operator, supported))
         values = as_list(codes.get("values"))
         if len(values) > 255:
             errors.append(too_many(rule, f"{at}[{index}].exitCodes.values", len(values), 255))
@@ -224,8 +231,8 @@ def validate_container_restart_policy(
     policy = text(container.get("restartPolicy"))
     rules = as_list(container.get("restartPolicyRules"))
     errors: list[FieldError] = []
-    if policy is not None and policy not in ("Always", "Never", "OnFailure"):
-        supported = ["Always", "Never", "OnFailure"]
+    if policy is not None and policy not in CONTAINER_RESTART_POLICIES:
+        supported = CONTAINER_RESTART_POLICIES
         errors.append(not_supported(rule, f"{path}.restartPolicy", policy, supported))
     if rules and container.get("restartPolicy") is None:
         detail = "must specify restartPolicy when restart rules are used"
@@ -281,14 +288,13 @@ def validate_resize_policy(
         seen.add(resource)
         if resource == "":
             errors.append(required(rule, path))
-        elif resource is not None and resource not in ("cpu", "memory"):
-            errors.append(not_supported(rule, path, resource, ["cpu", "memory"]))
+        elif resource is not None and resource not in RESIZE_RESOURCES:
+            errors.append(not_supported(rule, path, resource, RESIZE_RESOURCES))
         policy = text(entry.get("restartPolicy"))
         if policy == "":
             errors.append(required(rule, path))
-        elif policy is not None and policy not in ("NotRequired", "RestartContainer"):
-            supported = ["NotRequired", "RestartContainer"]
-            errors.append(not_supported(rule, path, policy, supported))
+        elif policy is not None and policy not in RESIZE_RESTART_POLICIES:
+            errors.append(not_supported(rule, path, policy, RESIZE_RESTART_POLICIES))
         if pod_restart_policy == "Never" and policy != "NotRequired":
             pod = "pod " if options.newest_resize_policy else ""
             detail = f"must be 'NotRequired' when {pod}`restartPolicy` is 'Never'"

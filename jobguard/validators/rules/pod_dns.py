@@ -31,6 +31,7 @@ from jobguard.validators.rules.pod_common import (
 )
 
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
+HOSTNAME_FIELDS = ("hostname", "subdomain")
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 _UNDERSCORE_SUBDOMAIN_FMT = _UNDERSCORE_LABEL + r"(\." + _UNDERSCORE_LABEL + ")*"
 _UNDERSCORE_SUBDOMAIN = re.compile(_UNDERSCORE_SUBDOMAIN_FMT)
@@ -125,7 +126,7 @@ def validate_hostname_and_subdomain(
 ) -> list[FieldError]:
     """ValidatePodSpec: hostname and subdomain are DNS labels."""
     errors: list[FieldError] = []
-    for name in ("hostname", "subdomain"):
+    for name in HOSTNAME_FIELDS:
         value = text(spec.get(name))
         if value:
             errors += each("POD-023", f"{path}.{name}", value, label_problems(value))

@@ -299,6 +299,7 @@ def validate_affinity(value: Any, options: PodOptions, path: str) -> list[FieldE
 # --- tolerations (POD-021) -----------------------------------------------------------------------
 
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+NODE_INCLUSION_POLICIES = ["Honor", "Ignore"]
 
 
 def _comparison_value(value: str, path: str) -> list[FieldError]:
@@ -408,9 +409,9 @@ def validate_topology_spread_constraints(
                 errors.append(invalid(rule, f"{at}.minDomains", min_domains, detail))
         for policy_name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             policy = constraint.get(policy_name)
-            if isinstance(policy, str) and policy not in ("Honor", "Ignore"):
+            if isinstance(policy, str) and policy not in NODE_INCLUSION_POLICIES:
                 errors.append(
-                    not_supported(rule, f"{at}.{policy_name}", policy, ["Honor", "Ignore"])
+                    not_supported(rule, f"{at}.{policy_name}", policy, NODE_INCLUSION_POLICIES)
                 )
         errors += _spread_match_label_keys(constraint, at, options)
         if not options.allow_invalid_topology_spread_constraint_label_selector:
@@ -442,6 +443,7 @@ def _spread_match_label_keys(
 # --- scalar fields (POD-024) ---------------------------------------------------------------------
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
+PREEMPTION_POLICIES = ["PreemptLowerPriority", "Never"]
 
 
 def validate_restart_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
@@ -512,9 +514,8 @@ def validate_priority_fields(
         at = f"{path}.preemptionPolicy"
         if policy == "":
             errors.append(required("POD-024", at))
-        elif policy not in ("PreemptLowerPriority", "Never"):
-            supported = ["PreemptLowerPriority", "Never"]
-            errors.append(not_supported("POD-024", at, policy, supported))
+        elif policy not in PREEMPTION_POLICIES:
+            errors.append(not_supported("POD-024", at, policy, PREEMPTION_POLICIES))
     return errors
 
 

@@ -22,6 +22,7 @@ from jobguard.validators.errors import (
     required,
 )
 from jobguard.validators.rules.pod_common import (
+    CONTAINER_KINDS,
     RANGE_INT32,
     PodOptions,
     as_dict,
@@ -36,6 +37,8 @@ from jobguard.validators.rules.pod_common import (
 
 _MAX_ID = 2147483647
 _PROFILE_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
+PROC_MOUNT_TYPES = ["Default", "Unmasked"]
+OS_NAMES = ["linux", "windows"]
 _SYSCTL = re.compile(r"([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?")
 _SYSCTL_MSG = (
     "must have at most 253 characters and match regex "
@@ -210,9 +213,8 @@ def validate_security_context(
     errors += _id(context.get("runAsGroup"), f"{path}.runAsGroup")
     proc_mount = context.get("procMount")
     if isinstance(proc_mount, str):
-        if proc_mount not in ("Default", "Unmasked"):
-            supported = ["Default", "Unmasked"]
-            errors.append(not_supported(rule, f"{path}.procMount", proc_mount, supported))
+        if proc_mount not in PROC_MOUNT_TYPES:
+            errors.append(not_supported(rule, f"{path}.procMount", proc_mount, PROC_MOUNT_TYPES))
         if host_users and proc_mount == "Unmasked":
             detail = "`hostUsers` must be false to use `Unmasked`"
             errors.append(invalid(rule, f"{path}.procMount", proc_mount, detail))
@@ -317,7 +319,7 @@ _WINDOWS_CONTAINER_FIELDS = (
 def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
     """VisitContainersWithPath: init containers, containers, ephemeral containers."""
     out = []
-    for kind in ("initContainers", "containers", "ephemeralContainers"):
+    for kind in CONTAINER_KINDS:
         for index, container in enumerate(as_list(spec.get(kind))):
             if isinstance(container, dict):
                 out.append((container, f"{path}.{kind}[{index}]"))
@@ -335,8 +337,8 @@ def validate_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Fi
         return []
     if name == "":
         return [required(rule, f"{path}.os.name")]
-    if name not in ("linux", "windows"):
-        return [not_supported(rule, f"{path}.os", name, ["linux", "windows"])]
+    if name not in OS_NAMES:
+        return [not_supported(rule, f"{path}.os", name, OS_NAMES)]
     errors: list[FieldError] = []
     context = as_dict(spec.get("securityContext"))
     if name == "linux":
