@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from jobguard.validators.podtemplate import SCHEDULING_DIRECTIVES_TEXT
+
 
 class Enforcement(StrEnum):
     DENY = "deny"
@@ -238,8 +240,8 @@ AREAS: tuple[Area, ...] = (
         "UPDATE the prefixed labels are required only when the stored template already carries "
         "both, as upstream's `RequirePrefixedLabels` option says. On UPDATE the pod template "
         "must also equal the stored one after both are defaulted (TM-001), with relaxations "
-        "decided from the stored Job, not the new one (TM-004): scheduling directives (template "
-        "labels and annotations, nodeSelector, tolerations, schedulingGates, node affinity) may "
+        "decided from the stored Job, not the new one (TM-004): scheduling directives "
+        f"({SCHEDULING_DIRECTIVES_TEXT}) may "
         "change while it is suspended (TM-002). Up to Kubernetes 1.35 that means suspended and "
         "never started (KEP-2926); from 1.36 (KEP-5440, gates "
         "MutableSchedulingDirectivesForSuspendedJobs and MutablePodResourcesForSuspendedJobs) "
