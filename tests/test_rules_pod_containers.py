@@ -774,3 +774,38 @@ def test_init_container_restart_rules_need_a_restart_policy_and_sidecars_take_no
     assert [path for _, path, _, _ in pod_causes(sidecar, "1.36")] == [
         f"{I0}.restartPolicyRules[0].action"
     ]
+
+
+@pytest.mark.parametrize("empty", ["", None])
+def test_fields_the_api_server_defaults_from_empty_or_null_are_judged_as_defaulted(
+    empty: str | None,
+) -> None:
+    """SetDefaults_Container, SetDefaults_HTTPGetAction and SetDefaults_ObjectFieldSelector
+    run before validation: an empty or null terminationMessagePolicy is File, an httpGet path
+    "/", its scheme HTTP, a fieldRef's apiVersion v1 (upstream's Required never fires)."""
+    http = {"path": empty, "scheme": empty, "port": 80}
+    field_ref = {"apiVersion": empty, "fieldPath": "metadata.name"}
+    obj = with_container(
+        terminationMessagePolicy=empty,
+        livenessProbe={"httpGet": http},
+        lifecycle={"preStop": {"httpGet": http}},
+        env=[{"name": "A", "valueFrom": {"fieldRef": field_ref}}],
+    )
+    obj["spec"]["template"]["spec"]["volumes"] = [
+        {"name": "d", "downwardAPI": {"items": [{"path": "n", "fieldRef": field_ref}]}}
+    ]
+    assert pod_causes(obj, "1.37") == []
+
+
+def test_a_null_termination_grace_period_is_the_default_30_seconds() -> None:
+    obj = with_container(lifecycle={"preStop": {"sleep": {"seconds": 31}}})
+    obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = None
+    detail = "must be non-negative and less than terminationGracePeriodSeconds (30)"
+    assert pod_causes(obj, "1.37") == [
+        (
+            "POD-011",
+            f"{C0}.lifecycle.preStop.sleep",
+            INV,
+            f'Invalid value: {{"seconds":31}}: {detail}',
+        )
+    ]

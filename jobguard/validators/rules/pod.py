@@ -769,7 +769,9 @@ def validate_pod_spec(
     schedulingGroup (alpha: dropped while its gate is off).
     """
     errors: list[FieldError] = []
-    grace = spec.get("terminationGracePeriodSeconds", 30)
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is None:
+        grace = 30  # SetDefaults_PodSpec, for an unset or null one
     volumes, volume_errors = validate_volumes(_list(spec.get("volumes")), f"{path}.volumes", opts)
     errors += volume_errors
     if "resourceClaims" in spec:

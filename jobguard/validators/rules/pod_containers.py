@@ -96,10 +96,10 @@ def validate_handler(
             if not as_list(action.get("command")):
                 errors.append(required(rule, f"{at}.command"))
         elif kind == "httpGet":
-            if text(action.get("path", "/")) == "":
-                errors.append(required(rule, f"{at}.path"))
+            # SetDefaults_HTTPGetAction: an unset, null or empty path is "/" (so upstream's
+            # Required cannot fire), an empty scheme HTTP.
             errors += validate_port_num_or_name(action.get("port"), f"{at}.port")
-            scheme = text(action.get("scheme", "HTTP"))
+            scheme = text(action.get("scheme") or "HTTP")
             if scheme is not None and scheme not in HTTP_SCHEMES:
                 errors.append(not_supported(rule, f"{at}.scheme", scheme, HTTP_SCHEMES))
             for header in as_list(action.get("httpHeaders")):
@@ -372,12 +372,12 @@ def check_object_field_selector(
     rule: str, selector: dict[str, Any], allowed: list[str], path: str
 ) -> list[FieldError]:
     """validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel)."""
-    api_version = text(selector.get("apiVersion", "v1"))
+    # SetDefaults_ObjectFieldSelector: an unset, null or empty apiVersion is v1 (so upstream's
+    # Required cannot fire).
+    api_version = text(selector.get("apiVersion") or "v1")
     field_path = text(selector.get("fieldPath"))
     if api_version is None or field_path is None:
         return []
-    if not api_version:
-        return [required(rule, f"{path}.apiVersion")]
     if not field_path:
         return [required(rule, f"{path}.fieldPath")]
     split = _split_subscript(field_path)
@@ -760,12 +760,11 @@ def validate_volume_devices(
 
 
 def validate_termination_message_policy(policy: Any, path: str) -> list[FieldError]:
-    """validateContainerCommon: terminationMessagePolicy (defaulted to File)."""
-    value = text(policy) if policy is not None else "File"
+    """validateContainerCommon: terminationMessagePolicy. SetDefaults_Container makes an unset,
+    null or empty one File, so upstream's Required cannot fire."""
+    value = text(policy or "File")
     if value is None or value in TERMINATION_MESSAGE_POLICIES:
         return []
-    if value == "":
-        return [required("POD-017", path)]
     return [not_supported("POD-017", path, value, TERMINATION_MESSAGE_POLICIES)]
 
 
