@@ -1422,7 +1422,9 @@ RULES: tuple[RuleInfo, ...] = (
         "resource names and quantities",
         source=f"{_CORE}: validateResourceRequirements, validateContainerResourceName, "
         "validatePodResourceName, ValidateResourceQuantityValue, validateOverhead; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
-        checked_in=_in("pod", "_resource_name_errors", "_quantity_value_errors", "_parsed"),
+        checked_in=_in(
+            "pod", "_resource_name_errors", "validate_resource_quantity_value", "_parsed"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1482,9 +1484,9 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateEnvVarValueFrom, validateObjectFieldSelector, validateContainerResourceFieldSelector, validateContainerResourceDivisor, validateConfigMapKeySelector, validateSecretKeySelector, validateFileKeySelector, validateFileKeyRefVolumes, ValidateEnvFrom, validateConfigMapEnvSource, validateSecretEnvSource",
         checked_in=_in(
             "pod_containers",
-            "_key_selector",
-            "_file_key_selector",
-            "_value_from",
+            "validate_key_selector",
+            "validate_file_key_selector",
+            "validate_env_var_value_from",
             "validate_env_from",
             "validate_file_key_ref_volumes",
         ),
@@ -1519,7 +1521,7 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_containers",
             "validate_volume_mounts",
-            "_recursive_read_only",
+            "validate_mount_recursive_read_only",
             "validate_volume_devices",
         ),
         at_rest=_STORED_SPEC,
@@ -1573,11 +1575,11 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_scheduling",
             "validate_node_selector_labels",
-            "_node_requirement",
-            "_node_field_requirement",
+            "validate_node_selector_requirement",
+            "validate_node_field_selector_requirement",
             "_weight",
-            "_node_affinity",
-            "_pod_affinity_term",
+            "validate_node_affinity",
+            "validate_pod_affinity_term",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1650,7 +1652,7 @@ RULES: tuple[RuleInfo, ...] = (
             "validate_local_descending_path",
             "validate_seccomp_profile",
             "validate_pod_specific_annotations",
-            "_seccomp_match",
+            "validate_seccomp_annotations_and_fields_match",
             "validate_app_armor_annotations_and_fields_match_on_create",
         ),
         at_rest=_STORED_SPEC,

@@ -197,7 +197,7 @@ def _resource_name_errors(name: str, path: str, pod_level: bool = False) -> list
     return errors
 
 
-def _quantity_value_errors(
+def validate_resource_quantity_value(
     name: str, quantity: Quantity, path: str, indivisible_ok: bool
 ) -> list[FieldError]:
     """ValidateResourceQuantityValue and the hugepages size check."""
@@ -324,14 +324,14 @@ def _validate_resource_requirements(
         entry = f"{limits_path}[{name}]"
         errors += _resource_name_errors(name, entry, pod_level)
         if name in limits:
-            errors += _quantity_value_errors(name, limits[name], entry, indivisible_ok)
+            errors += validate_resource_quantity_value(name, limits[name], entry, indivisible_ok)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
     for name in requests_raw:
         entry = f"{requests_path}[{name}]"
         errors += _resource_name_errors(name, entry, pod_level)
         if name in requests:
-            errors += _quantity_value_errors(name, requests[name], entry, indivisible_ok)
+            errors += validate_resource_quantity_value(name, requests[name], entry, indivisible_ok)
             errors += _request_against_limit(name, requests[name], limits, limits_raw, path)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
@@ -401,7 +401,7 @@ def _quantities(entries: Any) -> dict[str, Quantity]:
     return out
 
 
-def _add(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+def add_resource_list(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
     """addResourceList (a sum keeps the first quantity's format, as Quantity.Add does)."""
     for name, quantity in more.items():
         found = total.get(name)
@@ -410,7 +410,7 @@ def _add(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
         )
 
 
-def _max(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+def max_resource_list(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
     """maxResourceList."""
     for name, quantity in more.items():
         found = total.get(name)
@@ -424,21 +424,21 @@ def aggregate_container_resources(spec: dict[str, Any], kind: str) -> dict[str, 
     restartable init containers before it), sidecars added to the sum."""
     result: dict[str, Quantity] = {}
     for container in _list(spec.get("containers")):
-        _add(result, _quantities(_dict(_dict(container).get("resources")).get(kind)))
+        add_resource_list(result, _quantities(_dict(_dict(container).get("resources")).get(kind)))
     sidecars: dict[str, Quantity] = {}
     init_peak: dict[str, Quantity] = {}
     for container in _list(spec.get("initContainers")):
         container = _dict(container)
         own = _quantities(_dict(container.get("resources")).get(kind))
         if container.get("restartPolicy") == "Always":
-            _add(result, own)
-            _add(sidecars, own)
+            add_resource_list(result, own)
+            add_resource_list(sidecars, own)
             use = dict(sidecars)
         else:
             use = dict(own)
-            _add(use, sidecars)
-        _max(init_peak, use)
-    _max(result, init_peak)
+            add_resource_list(use, sidecars)
+        max_resource_list(init_peak, use)
+    max_resource_list(result, init_peak)
     return result
 
 

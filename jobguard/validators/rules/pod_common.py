@@ -108,6 +108,17 @@ def pod_options(version: str = DEFAULT_VERSION) -> PodOptions:
 # --- JSON as Go decodes it ------------------------------------------------------------------------
 
 
+def visit_containers_with_path(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
+    """podshelper.VisitContainersWithPath: each container (as JSON) with its path, init
+    containers first, then containers, then ephemeral containers (`path`: the pod spec's)."""
+    out = []
+    for kind in CONTAINER_KINDS:
+        for index, container in enumerate(as_list(spec.get(kind))):
+            if isinstance(container, dict):
+                out.append((container, f"{path}.{kind}[{index}]"))
+    return out
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 

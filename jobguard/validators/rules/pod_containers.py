@@ -358,7 +358,7 @@ _MEMORY_DIVISORS_MSG = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
 _CONFIG_KEY = re.compile("[-._a-zA-Z0-9]+")
 
 
-def _split_subscript(field_path: str) -> tuple[str, str] | None:
+def split_maybe_subscripted_path(field_path: str) -> tuple[str, str] | None:
     """fieldpath.SplitMaybeSubscriptedPath."""
     if not field_path.endswith("']"):
         return None
@@ -380,7 +380,7 @@ def check_object_field_selector(
         return []
     if not field_path:
         return [required(rule, f"{path}.fieldPath")]
-    split = _split_subscript(field_path)
+    split = split_maybe_subscripted_path(field_path)
     problem = ""
     if api_version != "v1":
         problem = f"unsupported pod version: {api_version}"
@@ -463,7 +463,7 @@ def config_key_problems(key: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-def _key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+def validate_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     """validateConfigMapKeySelector / validateSecretKeySelector."""
     rule = "POD-014"
     errors: list[FieldError] = []
@@ -478,7 +478,7 @@ def _key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+def validate_file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     """validateFileKeySelector."""
     rule = "POD-014"
     errors: list[FieldError] = []
@@ -500,7 +500,9 @@ def _file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_env_var_value_from(
+    var: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validateEnvVarValueFrom."""
     source = var.get("valueFrom")
     if not isinstance(source, dict):
@@ -521,10 +523,10 @@ def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[Fie
     for kind in ("configMapKeyRef", "secretKeyRef"):
         if isinstance(source.get(kind), dict):
             count += 1
-            errors += _key_selector(source[kind], f"{path}.{kind}")
+            errors += validate_key_selector(source[kind], f"{path}.{kind}")
     if options.env_files and isinstance(source.get("fileKeyRef"), dict):
         count += 1
-        errors += _file_key_selector(source["fileKeyRef"], f"{path}.fileKeyRef")
+        errors += validate_file_key_selector(source["fileKeyRef"], f"{path}.fileKeyRef")
     if count == 0:
         if options.env_files:
             detail = (
@@ -561,7 +563,7 @@ def validate_env(
         elif name is not None:
             errors += each("POD-006", f"{at}.name", name, relaxed_env_var_name_problems(name))
         if "valueFrom" in var:
-            errors += _value_from(var, f"{at}.valueFrom", options)
+            errors += validate_env_var_value_from(var, f"{at}.valueFrom", options)
             if file_refs is not None and "fileKeyRef" in as_dict(var["valueFrom"]):
                 file_refs.append(at)
     return errors
@@ -684,11 +686,11 @@ def validate_volume_mounts(
                     "Bidirectional mount propagation is available only to privileged containers"
                 )
                 errors.append(forbidden(rule, at_propagation, detail))
-        errors += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
+        errors += validate_mount_recursive_read_only(mount, f"{path}.recursiveReadOnly")
     return errors
 
 
-def _recursive_read_only(mount: dict[str, Any], path: str) -> list[FieldError]:
+def validate_mount_recursive_read_only(mount: dict[str, Any], path: str) -> list[FieldError]:
     """validateMountRecursiveReadOnly."""
     mode = mount.get("recursiveReadOnly")
     if not isinstance(mode, str) or mode == "Disabled":

@@ -49,7 +49,7 @@ def validate_dns_policy(value: Any, path: str, options: PodOptions) -> list[Fiel
     return [not_supported("POD-023", path, policy, DNS_POLICIES)]
 
 
-def _search_problems(search: str) -> tuple[str, ...]:
+def is_dns1123_subdomain_with_underscore(search: str) -> tuple[str, ...]:
     """IsDNS1123SubdomainWithUnderscore (RelaxedDNSSearchValidation)."""
     problems: list[str] = []
     if len(search) > 253:
@@ -93,7 +93,12 @@ def validate_pod_dns_config(
         if not isinstance(search, str) or search == ".":
             continue
         search = search.removesuffix(".")
-        errors += each("POD-023", f"{path}.searches[{index}]", search, _search_problems(search))
+        errors += each(
+            "POD-023",
+            f"{path}.searches[{index}]",
+            search,
+            is_dns1123_subdomain_with_underscore(search),
+        )
     for index, option in enumerate(as_list(config.get("options"))):
         if not text(as_dict(option).get("name")):
             errors.append(required("POD-023", f"{path}.options[{index}]", "must not be empty"))

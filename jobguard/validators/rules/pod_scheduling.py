@@ -49,7 +49,7 @@ def validate_node_selector_labels(value: Any, path: str, options: PodOptions) ->
     return check_labels("POD-020", value, path)
 
 
-def _node_requirement(
+def validate_node_selector_requirement(
     requirement: dict[str, Any], check_values: bool, path: str
 ) -> list[FieldError]:
     """ValidateNodeSelectorRequirement."""
@@ -81,7 +81,9 @@ def _node_requirement(
     return errors
 
 
-def _node_field_requirement(requirement: dict[str, Any], path: str) -> list[FieldError]:
+def validate_node_field_selector_requirement(
+    requirement: dict[str, Any], path: str
+) -> list[FieldError]:
     """ValidateNodeFieldSelectorRequirement (only metadata.name can be selected)."""
     rule = "POD-020"
     errors: list[FieldError] = []
@@ -105,15 +107,17 @@ def _node_field_requirement(requirement: dict[str, Any], path: str) -> list[Fiel
     return errors
 
 
-def _node_selector_term(term: Any, check_values: bool, path: str) -> list[FieldError]:
+def validate_node_selector_term(term: Any, check_values: bool, path: str) -> list[FieldError]:
     """ValidateNodeSelectorTerm."""
     term = as_dict(term)
     errors: list[FieldError] = []
     for index, requirement in enumerate(as_list(term.get("matchExpressions"))):
         at = f"{path}.matchExpressions[{index}]"
-        errors += _node_requirement(as_dict(requirement), check_values, at)
+        errors += validate_node_selector_requirement(as_dict(requirement), check_values, at)
     for index, requirement in enumerate(as_list(term.get("matchFields"))):
-        errors += _node_field_requirement(as_dict(requirement), f"{path}.matchFields[{index}]")
+        errors += validate_node_field_selector_requirement(
+            as_dict(requirement), f"{path}.matchFields[{index}]"
+        )
     return errors
 
 
@@ -124,7 +128,9 @@ def _weight(term: dict[str, Any], path: str) -> list[FieldError]:
     return []
 
 
-def _node_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_node_affinity(
+    affinity: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validateNodeAffinity (ValidateNodeSelector, ValidatePreferredSchedulingTerms)."""
     errors: list[FieldError] = []
     required_terms = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -135,18 +141,22 @@ def _node_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> 
         if not terms:
             errors.append(required("POD-020", at, "must have at least one node selector term"))
         for index, term in enumerate(terms):
-            errors += _node_selector_term(term, check_values, f"{at}[{index}]")
+            errors += validate_node_selector_term(term, check_values, f"{at}[{index}]")
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
     ):
         term = as_dict(term)
         errors += _weight(term, f"{at}[{index}]")
-        errors += _node_selector_term(term.get("preference"), False, f"{at}[{index}].preference")
+        errors += validate_node_selector_term(
+            term.get("preference"), False, f"{at}[{index}].preference"
+        )
     return errors
 
 
-def _pod_affinity_term(term: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_affinity_term(
+    term: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validatePodAffinityTerm."""
     rule = "POD-020"
     # ValidatePodAffinityTermSelector
@@ -264,21 +274,23 @@ def validate_match_label_keys_in_topology_spread(
     return errors
 
 
-def _pod_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_affinity(
+    affinity: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validatePodAffinity / validatePodAntiAffinity."""
     errors: list[FieldError] = []
     at = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
     ):
-        errors += _pod_affinity_term(as_dict(term), f"{at}[{index}]", options)
+        errors += validate_pod_affinity_term(as_dict(term), f"{at}[{index}]", options)
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
     ):
         term = as_dict(term)
         errors += _weight(term, f"{at}[{index}]")
-        errors += _pod_affinity_term(
+        errors += validate_pod_affinity_term(
             as_dict(term.get("podAffinityTerm")), f"{at}[{index}].podAffinityTerm", options
         )
     return errors
@@ -289,10 +301,10 @@ def validate_affinity(value: Any, options: PodOptions, path: str) -> list[FieldE
     affinity = as_dict(value)
     errors: list[FieldError] = []
     if isinstance(affinity.get("nodeAffinity"), dict):
-        errors += _node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity", options)
+        errors += validate_node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity", options)
     for kind in ("podAffinity", "podAntiAffinity"):
         if isinstance(affinity.get(kind), dict):
-            errors += _pod_affinity(affinity[kind], f"{path}.{kind}", options)
+            errors += validate_pod_affinity(affinity[kind], f"{path}.{kind}", options)
     return errors
 
 

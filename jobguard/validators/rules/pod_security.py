@@ -22,7 +22,6 @@ from jobguard.validators.errors import (
     required,
 )
 from jobguard.validators.rules.pod_common import (
-    CONTAINER_KINDS,
     RANGE_INT32,
     PodOptions,
     as_dict,
@@ -33,6 +32,7 @@ from jobguard.validators.rules.pod_common import (
     opt_int,
     subdomain_problems,
     text,
+    visit_containers_with_path,
 )
 
 _MAX_ID = 2147483647
@@ -316,16 +316,6 @@ _WINDOWS_CONTAINER_FIELDS = (
 )
 
 
-def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
-    """VisitContainersWithPath: init containers, containers, ephemeral containers."""
-    out = []
-    for kind in CONTAINER_KINDS:
-        for index, container in enumerate(as_list(spec.get(kind))):
-            if isinstance(container, dict):
-                out.append((container, f"{path}.{kind}[{index}]"))
-    return out
-
-
 def validate_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateOS, then validateLinux or validateWindows (POD-019)."""
     os_field = spec.get("os")
@@ -345,7 +335,7 @@ def validate_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Fi
         detail = "windows options cannot be set for a linux pod"
         if context.get("windowsOptions") is not None:
             errors.append(forbidden(rule, f"{path}.securityContext.windowsOptions", detail))
-        for container, at in _containers_with_paths(spec, path):
+        for container, at in visit_containers_with_path(spec, path):
             if as_dict(container.get("securityContext")).get("windowsOptions") is not None:
                 errors.append(forbidden(rule, f"{at}.securityContext.windowsOptions", detail))
         return errors
@@ -362,7 +352,7 @@ def validate_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Fi
         value = context.get(field_name)
         if value is not None and value != []:
             errors.append(forbidden(rule, f"{path}.securityContext.{field_name}", detail))
-    for container, at in _containers_with_paths(spec, path):
+    for container, at in visit_containers_with_path(spec, path):
         container_context = as_dict(container.get("securityContext"))
         for field_name in _WINDOWS_CONTAINER_FIELDS:
             if container_context.get(field_name) is not None:
@@ -447,7 +437,7 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: str) -> list[F
     pod_host_process = pod_host_process if isinstance(pod_host_process, bool) else None
     errors: list[FieldError] = []
     containers = host_process = 0
-    for container, at in _containers_with_paths(spec, path):
+    for container, at in visit_containers_with_path(spec, path):
         containers += 1
         windows = as_dict(as_dict(container.get("securityContext")).get("windowsOptions"))
         own = windows.get("hostProcess")
