@@ -1,10 +1,14 @@
 """POD-001..POD-025: upstream's ValidatePodTemplateSpec on a Job's pod template
 and a CronJob's `spec.jobTemplate.spec.template` (docs/RULES.md, "Pod template (POD)").
 
-One pass over the template, in upstream's order: template labels and annotations (IM-008),
-volumes, containers, then init containers. Values of the wrong JSON type are left to decoding
-and the schema rules (SC): a rule here judges only what the API server could have decoded.
-Fields the API server defaults (imagePullPolicy, port protocol) are judged as defaulted.
+One pass over the template with upstream's skeleton: `validate_pod_template_spec` (the
+template's labels and annotations, IM-008 and POD-026, then `validate_pod_spec`, then the
+annotations against the fields), and `validate_pod_spec` calling its parts in ValidatePodSpec's
+order, each named after the upstream function it ports, so errors come in the API server's
+order and a release's diff upstream reads as a diff here. Values of the wrong JSON type are
+left to decoding and the schema rules (SC): a rule here judges only what the API server could
+have decoded. Fields the API server defaults (imagePullPolicy, port protocol, an empty
+terminationMessagePolicy) are judged as defaulted.
 
 Upstream: `pkg/apis/core/validation/validation.go` (ValidatePodTemplateSpec, ValidatePodSpec, validateContainers, validateResourceRequirements, validatePodResources), kubernetes v1.37.2 (git tag v1.37.2).
 """
