@@ -765,7 +765,8 @@ def validate_pod_spec(
     `pod_meta` is upstream's podMeta (None for a template: ValidateVolumes and
     validatePodResourceClaims take it for a pod's own name). A part runs only when a field it
     reads is set: most templates set few of them, and for an unset field upstream's part finds
-    nothing either (tests/test_rules_pod.py, "when present"). Not ported, as the API server never
+    nothing either (each guard checked against v1.37.2; fields the API server defaults are
+    judged as defaulted, an empty or null one too). Not ported, as the API server never
     sees them in a Job's template: terminationGracePeriodSeconds required (defaulted to 30),
     validateEphemeralContainers (the template's ephemeral containers are refused whole by
     ValidatePodTemplateSpec), validateImagePullSecrets (a reference holds only a name after
