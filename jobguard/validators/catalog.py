@@ -474,7 +474,7 @@ RULES: tuple[RuleInfo, ...] = (
         "template",
         "pod template is immutable on update",
         source=f"{_VALIDATION}: validatePodTemplateUpdate",
-        checked_in=_in("template", "check_template_update"),
+        checked_in=_in("template", "validate_pod_template_update"),
         requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
@@ -496,7 +496,7 @@ RULES: tuple[RuleInfo, ...] = (
         "container resources are mutable while safely suspended (KEP-5440)",
         source=f"{_VALIDATION}: validatePodTemplateUpdate; "
         f"{_STRATEGY}: validationOptionsForJob (KEP-5440)",
-        checked_in=_in("template", "check_template_update"),
+        checked_in=_in("template", "validate_pod_template_update"),
         requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
@@ -517,7 +517,7 @@ RULES: tuple[RuleInfo, ...] = (
         "generated job-name/controller-uid labels and selector",
         source=f"{_VALIDATION}: validateGeneratedSelector; "
         f"{_STRATEGY}: validationOptionsForJob (RequirePrefixedLabels)",
-        checked_in=_in("template", "check_generated_selector"),
+        checked_in=_in("template", "validate_generated_selector"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -525,7 +525,7 @@ RULES: tuple[RuleInfo, ...] = (
         "template",
         "selector must select the template labels",
         source=f"{_VALIDATION}: ValidateJobSpec",
-        checked_in=_in("template", "check_selector"),
+        checked_in=_in("template", "validate_job_spec_selector"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -533,7 +533,7 @@ RULES: tuple[RuleInfo, ...] = (
         "template",
         "selector is required",
         source=f"{_VALIDATION}: ValidateJobSpec (ValidateLabelSelector)",
-        checked_in=_in("template", "check_selector"),
+        checked_in=_in("template", "validate_job_spec_selector"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -541,7 +541,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.selector is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -549,7 +549,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.completions is immutable (Indexed: in tandem with parallelism)",
         source=f"{_VALIDATION}: validateCompletions",
-        checked_in=_in("immutable", "check_completions_update"),
+        checked_in=_in("immutable", "validate_completions"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -557,7 +557,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.completionMode is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -565,7 +565,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.podFailurePolicy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_pod_failure_policy_update"),
+        checked_in=_in("immutable", "validate_pod_failure_policy_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -573,7 +573,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.backoffLimitPerIndex is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -581,7 +581,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.managedBy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -589,7 +589,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.successPolicy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -654,7 +654,7 @@ RULES: tuple[RuleInfo, ...] = (
         "jobspec",
         "Indexed pod hostnames are valid DNS labels",
         source=f"{_VALIDATION}: ValidateJob",
-        checked_in=_in("jobspec", "check_indexed_hostname"),
+        checked_in=_in("jobspec", "validate_indexed_hostname"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -672,7 +672,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy",
         "successPolicy requires Indexed completion mode",
         source=f"{_VALIDATION}: validateJobSpec",
-        checked_in=_in("success_policy", "check_success_policy"),
+        checked_in=_in("success_policy", "validate_success_policy"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -680,7 +680,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy",
         "successPolicy needs at least one rule",
         source=f"{_VALIDATION}: validateSuccessPolicy",
-        checked_in=_in("success_policy", "check_success_policy"),
+        checked_in=_in("success_policy", "validate_success_policy"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -688,7 +688,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy",
         "successPolicy has at most 20 rules",
         source=f"{_VALIDATION}: validateSuccessPolicy",
-        checked_in=_in("success_policy", "check_success_policy"),
+        checked_in=_in("success_policy", "validate_success_policy"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -745,7 +745,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy is immutable (reported as IM-007)",
         alias_of="IM-007",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         reporting=Reporting.ALIAS,
         at_rest=_AN_UPDATE,
     ),
@@ -802,7 +802,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not SuccessCriteriaMet and Failed",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -810,7 +810,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not SuccessCriteriaMet and FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -818,7 +818,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Complete needs SuccessCriteriaMet when successPolicy is set",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -826,7 +826,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "SuccessCriteriaMet cannot be removed",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -834,7 +834,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "SuccessCriteriaMet cannot follow Complete",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -842,7 +842,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "succeeded counter does not decrease",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -850,7 +850,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "failed counter does not decrease",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -858,7 +858,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "terminal conditions are sticky",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -907,7 +907,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Failed needs FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_OLD_CONTROLLERS,
     ),
     _r(
@@ -915,7 +915,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Complete needs SuccessCriteriaMet",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_OLD_CONTROLLERS,
     ),
     _r(
@@ -923,7 +923,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have no active pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -931,7 +931,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have a startTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -939,7 +939,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have no uncounted terminated pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -947,7 +947,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "startTime is fixed unless suspended",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -955,7 +955,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "completionTime is not before startTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -963,7 +963,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "completionTime is immutable",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -971,7 +971,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "completionTime needs Complete",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -979,7 +979,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Complete needs completionTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -987,7 +987,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not Complete and Failed",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -995,7 +995,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not Complete and FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -1003,7 +1003,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "ready <= active",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -1011,7 +1011,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have no terminating pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_OLD_CONTROLLERS,
     ),
     _r(
@@ -1323,7 +1323,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "schedule is required and parses as a cron schedule, without TZ",
         source=f"{_VALIDATION}: validateCronJobSpec, validateScheduleFormat; robfig/cron v3",
-        checked_in=_in("cronjob_schedule", "check_schedule"),
+        checked_in=_in("cronjob_schedule", "validate_schedule_format"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1331,7 +1331,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "timeZone is a known IANA time zone",
         source=f"{_VALIDATION}: validateTimeZone",
-        checked_in=_in("cronjob_schedule", "check_time_zone"),
+        checked_in=_in("cronjob_schedule", "validate_time_zone"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1339,7 +1339,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "concurrencyPolicy is Allow, Forbid or Replace",
         source=f"{_VALIDATION}: validateConcurrencyPolicy",
-        checked_in=_in("cronjob_schedule", "check_concurrency_policy"),
+        checked_in=_in("cronjob_schedule", "validate_concurrency_policy"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1347,7 +1347,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "startingDeadlineSeconds and history limits are non-negative",
         source=f"{_VALIDATION}: validateCronJobSpec",
-        checked_in=_in("cronjob_schedule", "check_non_negative"),
+        checked_in=_in("cronjob_schedule", "validate_nonnegative_fields"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(

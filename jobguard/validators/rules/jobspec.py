@@ -19,7 +19,7 @@ from jobguard.validators.errors import (
 from jobguard.validators.model import INDEXED, NON_INDEXED, Job, JobSpec
 from jobguard.validators.names import is_dns1123_label, is_dns1123_subdomain
 from jobguard.validators.rules.pod_failure_policy import validate_pod_failure_policy
-from jobguard.validators.rules.success_policy import check_success_policy
+from jobguard.validators.rules.success_policy import validate_success_policy
 from jobguard.validators.strategy import SpecOptions
 
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
@@ -233,14 +233,14 @@ def validate_job_spec(
     errors += _managed_by(spec, path)
     errors += _completion_mode(spec, path)
     errors += validate_pod_failure_policy(spec, None, path, opts)
-    errors += check_success_policy(spec, None, path, None)
+    errors += validate_success_policy(spec, None, path, None)
     errors += _pod_replacement_policy(spec, path)
     errors += template_errors
     errors += _restart_policy(spec, path)
     return errors
 
 
-def check_indexed_hostname(job: Job, old: Job | None, path: str, opts: None) -> list[FieldError]:
+def validate_indexed_hostname(job: Job, old: Job | None, path: str, opts: None) -> list[FieldError]:
     """JS-007: the largest Indexed pod hostname `<name>-<completions-1>` must be a DNS label
     (`path` is the Job's metadata)."""
     spec, name = job.spec, job.metadata.name or ""
