@@ -139,6 +139,16 @@ def compile_tree(tree: Path | None) -> None:
     compileall.compile_dir(tree / "jobguard", quiet=1)
 
 
+def compiled_trees(against: Path | None) -> dict[str, Path | None]:
+    """This tree (None) and, with `--against DIR`, DIR's, by name, their bytecode compiled."""
+    trees: dict[str, Path | None] = {"this tree": None}
+    if against is not None:
+        trees[f"against {against}"] = against.resolve()
+    for where in trees.values():
+        compile_tree(where)
+    return trees
+
+
 def cpu_per_document(warm_up: Path, paths: list[str], tree: Path | None) -> float:
     """The check's CPU time per document, each time in a process of its own (best of three)."""
     # -P: `-c` would put the working directory first on sys.path, and run from a checkout the
@@ -170,11 +180,7 @@ def main() -> None:
     args = parser.parse_args()
     bindir = Path(sys.executable).parent
     jobguard = str(bindir / "jobguard")
-    trees: dict[str, Path | None] = {"this tree": None}
-    if args.against is not None:
-        trees[f"against {args.against}"] = args.against.resolve()
-    for where in trees.values():
-        compile_tree(where)
+    trees = compiled_trees(args.against)
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "manifests"
         directory.mkdir()

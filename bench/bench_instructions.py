@@ -54,27 +54,26 @@ def run_target(name: str, target: str, requests: int) -> None:
         uvloop.run(serve(app if target == "app" else floor.app))
 
 
-def instructions(name: str, target: str, requests: int) -> int:
+def callgrind_instructions(arguments: list[str], env: dict[str, str]) -> int:
+    """The instructions callgrind counts for the Python process `arguments` (after the
+    interpreter), run with `env`."""
     command = [
-        "valgrind",
-        "--tool=callgrind",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        "-m",
-        "bench.bench_instructions",
-        "--child",
-        name,
-        target,
-        str(requests),
+        *("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"),
+        *(sys.executable, *arguments),
     ]
-    # One hash seed for every child: string hashing decides dict and set layouts, which moved
-    # the count by up to 4% between runs of the same code.
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
     ran = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", ran.stderr)
     if found is None:
         raise SystemExit(f"no instruction count from valgrind:\n{ran.stderr[-2000:]}")
     return int(found.group(1))
+
+
+def instructions(name: str, target: str, requests: int) -> int:
+    # One hash seed for every child: string hashing decides dict and set layouts, which moved
+    # the count by up to 4% between runs of the same code.
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    arguments = ["-m", "bench.bench_instructions", "--child", name, target, str(requests)]
+    return callgrind_instructions(arguments, env)
 
 
 def main() -> None:

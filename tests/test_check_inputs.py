@@ -319,7 +319,8 @@ def test_text_marks_each_line_with_its_enforcement(
     code, out, _ = run(["check", "--config", str(config), str(path)], capsys)
     assert code == 1
     marks = [re.sub(r"^.*?:\d+:\d+: (\w+): (\S+) .*$", r"\1 \2", line) for line in out.splitlines()]
-    assert marks[:-1] == ["dryrun OM-001", "warn JS-005", "deny POD-004"]
+    # validateJobSpec checks the restart policy after ValidatePodTemplateSpec.
+    assert marks[:-1] == ["dryrun OM-001", "deny POD-004", "warn JS-005"]
     assert out.splitlines()[-1].startswith("3 violation(s) (1 deny, 1 warn, 1 dryrun)")
 
 

@@ -97,3 +97,67 @@ def test_scheduling_directives_changed():
     empty = copy.deepcopy(old)
     empty["spec"]["template"]["spec"]["nodeSelector"] = {}
     assert change(old, empty) == Transition.NONE
+
+
+def _at(template: dict, path: tuple[str, ...], value: object) -> dict:
+    out = copy.deepcopy(template)
+    target = out
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+    return out
+
+
+def _get(template: dict, path: tuple[str, ...]) -> object:
+    value: object = template
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def test_every_user_reads_the_one_definition_of_scheduling_directives():
+    """SCHEDULING_DIRECTIVES drives the overlay (TM-002), the lifecycle's change detection
+    (NE-009, SUS-004), the exported policies' CEL and the rule reference."""
+    from pathlib import Path
+
+    from jobguard.validators.podtemplate import (
+        SCHEDULING_DIRECTIVES,
+        SCHEDULING_DIRECTIVES_TEXT,
+        overlay_scheduling_directives,
+    )
+    from jobguard.validators.vap import _scheduling_changed
+
+    assert [d.path for d in SCHEDULING_DIRECTIVES] == [
+        ("metadata", "labels"),
+        ("metadata", "annotations"),
+        ("spec", "nodeSelector"),
+        ("spec", "tolerations"),
+        ("spec", "schedulingGates"),
+        ("spec", "affinity", "nodeAffinity"),
+    ]
+    old = job(suspend=True)
+    old["spec"]["template"]["spec"]["affinity"] = {"podAffinity": {"x": 1}}
+    cel = _scheduling_changed()
+    for directive in SCHEDULING_DIRECTIVES:
+        value: object = (
+            [{"name": "example.com/gate"}] if directive.is_list else {"example.com/k": "v"}
+        )
+        if directive.path[-1] == "tolerations":
+            value = [{"key": "k", "operator": "Exists"}]
+        if directive.path[-1] == "nodeAffinity":
+            term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+            value = {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        new = copy.deepcopy(old)
+        new["spec"]["template"] = _at(new["spec"]["template"], directive.path, value)
+        assert change(old, new) == Transition.SCHEDULING_DIRECTIVES_CHANGED, directive
+        overlay = overlay_scheduling_directives(old["spec"]["template"], new["spec"]["template"])
+        assert _get(overlay, directive.path) == value
+        assert overlay["spec"]["affinity"]["podAffinity"] == {"x": 1}
+        assert ".".join(f"?{key}" for key in directive.path) in cel
+    root = Path(__file__).resolve().parent.parent
+    assert f"({SCHEDULING_DIRECTIVES_TEXT})" in (root / "README.md").read_text(encoding="utf-8")
+    assert f"({SCHEDULING_DIRECTIVES_TEXT})" in (root / "docs" / "RULES.md").read_text(
+        encoding="utf-8"
+    )

@@ -251,6 +251,24 @@ def test_cj003_selector_and_manual_selector_are_both_reported() -> None:
     ]
 
 
+@BOTH
+def test_job_template_spec_order_spec_then_pod_template_then_restart_policy_then_selector(
+    operation: str,
+) -> None:
+    """ValidateJobTemplateSpec: validateJobSpec (its own checks, ValidatePodTemplateSpec, the
+    restart policy), then the selector checks."""
+    obj = with_pod(
+        cronjob(selector={"matchLabels": {"a": "b"}}, parallelism=-1), restartPolicy=None
+    )
+    obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0].pop("image")
+    assert [(rule, path) for rule, path, _ in causes(judge(operation, obj))] == [
+        ("CJ-005", f"{JT}.parallelism"),
+        ("POD-003", f"{JT}.template.spec.containers[0].image"),
+        ("CJ-005", RESTART),
+        ("CJ-003", f"{JT}.selector"),
+    ]
+
+
 def test_cj003_reported_alongside_job_spec_errors() -> None:
     v = cj_create(cronjob(selector={"matchLabels": {"a": "b"}}, parallelism=-1))
     assert sorted(causes(v)) == [
@@ -353,8 +371,9 @@ def test_cj005_restart_policy_required(operation: str, restart_policy: str | Non
 @BOTH
 def test_cj005_restart_policy_unsupported(operation: str) -> None:
     v = judge(operation, with_pod(cronjob(), restartPolicy="Sometimes"))
-    # Upstream reports it twice: the pod spec's validateRestartPolicy (POD-024) too.
-    assert causes(v) == [("CJ-005", RESTART, NOT_SUPPORTED), ("POD-024", RESTART, NOT_SUPPORTED)]
+    # Upstream reports it twice: the pod spec's validateRestartPolicy (POD-024), then
+    # validateJobSpec's once ValidatePodTemplateSpec has run.
+    assert causes(v) == [("POD-024", RESTART, NOT_SUPPORTED), ("CJ-005", RESTART, NOT_SUPPORTED)]
 
 
 @BOTH

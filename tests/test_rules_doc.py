@@ -325,7 +325,7 @@ def test_rules_text_lists_one_line_per_rule(capsys: pytest.CaptureFixture[str]) 
         "deny",
         "on",
         "finished jobs have a startTime",
-        "jobguard.validators.rules.status:check_job_status",
+        "jobguard.validators.rules.status:validate_job_status",
     ]
     assert rows["NE-004"][:4] == ["NE-004", "suspend", "warn", "off"]
     assert rows["TM-002"][-1] == (
@@ -333,7 +333,7 @@ def test_rules_text_lists_one_line_per_rule(capsys: pytest.CaptureFixture[str]) 
         "jobguard.validators.strategy:job_options"
     )
     assert rows["SP-010"][-1] == (
-        "reported as IM-007: jobguard.validators.rules.immutable:check_job_spec_update_fields"
+        "reported as IM-007: jobguard.validators.rules.immutable:validate_job_spec_update"
     )
 
 
@@ -347,7 +347,7 @@ def test_rules_markdown_is_the_reference(capsys: pytest.CaptureFixture[str]) -> 
         "| ST-031 | finished jobs have a startTime | on (deny) | "
         "pkg/apis/batch/validation/validation.go: validateJobStatus; "
         "pkg/registry/batch/job/strategy.go: getStatusValidationOptions | "
-        "`jobguard.validators.rules.status:check_job_status` | `jobs/status:UPDATE` | yes: a "
+        "`jobguard.validators.rules.status:validate_job_status` | `jobs/status:UPDATE` | yes: a "
         "status invariant of one object (upstream checks it whenever its fields change) | no: "
         "enforced by the API server itself |"
     ) in rows
@@ -359,7 +359,8 @@ def test_rules_markdown_is_the_reference(capsys: pytest.CaptureFixture[str]) -> 
     ) in rows
     assert "| CJ-004 | no Job status rules on CronJobs | on (deny) |" in out
     assert (
-        "nothing to check (see `jobguard.validators.rules.cronjob_template:check_cronjob`) |" in out
+        "nothing to check (see `jobguard.validators.rules.cronjob_template:validate_job_template_spec`) |"
+        in out
     )
 
 

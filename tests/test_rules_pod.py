@@ -397,3 +397,77 @@ def test_booleans_do_not_share_a_judgement_with_numbers() -> None:
     assert [rule for rule, *_ in detailed_causes(create(exceeding))] == ["POD-010"]
     assert create(resources(requests={"cpu": 2}, limits={"cpu": True})).violations == []
     assert [rule for rule, *_ in detailed_causes(create(exceeding))] == ["POD-010"]
+
+
+def _one_error_per_part() -> dict[str, Any]:
+    """A template with one error in each part of upstream's ValidatePodSpec."""
+    obj = pod(
+        volumes=[{"name": "Bad_Vol", "emptyDir": {}}],
+        containers=[{"name": "main", "ports": [{"containerPort": 80, "hostPort": 81}]}],
+        initContainers=[{"name": "init"}],
+        hostNetwork=True,
+        dnsPolicy="Bad",
+        nodeSelector={"a": "bad value!"},
+        securityContext={"runAsUser": -1},
+        shareProcessNamespace=True,
+        hostPID=True,
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}
+            }
+        },
+        readinessGates=[{"conditionType": "bad gate!"}],
+        schedulingGates=[{"name": "bad gate!"}],
+        topologySpreadConstraints=[
+            {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+        ],
+        hostname="Bad_Host",
+        serviceAccountName="Bad_SA",
+        activeDeadlineSeconds=0,
+        tolerations=[{"operator": "Bad"}],
+        hostAliases=[{"ip": "notip"}],
+        priorityClassName="Bad_PC",
+        overhead={"cpu": "-1"},
+    )
+    obj["spec"]["template"]["metadata"] = {"labels": {"a": "bad value!"}}
+    return obj
+
+
+@pytest.mark.parametrize("version", ["1.36", "1.37"])
+def test_pod_spec_errors_come_in_validate_pod_spec_order(version: str) -> None:
+    """ValidatePodTemplateSpec then ValidatePodSpec, part by part (v1.37.2): volumes,
+    containers, init containers, host-network ports, dnsPolicy, nodeSelector, the security
+    context (shareProcessNamespace inside it before 1.37, its own step after), affinity,
+    readiness and scheduling gates, spread constraints, serviceAccountName,
+    activeDeadlineSeconds, hostname, tolerations, hostAliases, priorityClassName, overhead."""
+    spec = "spec.template.spec"
+    share = f"{spec}.securityContext" if version == "1.36" else spec
+    node_terms = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    paths = [
+        path
+        for _, path, _, _ in detailed_causes(create(_one_error_per_part(), settings(version)))
+        if path.startswith("spec.template")
+    ]
+    assert paths == [
+        "spec.template.labels",
+        f"{spec}.volumes[0].name",
+        f"{spec}.containers[0].image",
+        f"{spec}.initContainers[0].image",
+        f"{spec}.containers[0].ports[0].hostPort",
+        f"{spec}.dnsPolicy",
+        f"{spec}.nodeSelector",
+        f"{spec}.securityContext.runAsUser",
+        f"{share}.shareProcessNamespace",
+        f"{spec}.{node_terms}.nodeSelectorTerms",
+        f"{spec}.readinessGates[0].conditionType",
+        f"{spec}.schedulingGates[0]",
+        f"{spec}.topologySpreadConstraints[0].maxSkew",
+        f"{spec}.serviceAccountName",
+        f"{spec}.activeDeadlineSeconds",
+        f"{spec}.hostname",
+        f"{spec}.tolerations[0].operator",
+        f"{spec}.tolerations[0].operator",
+        f"{spec}.hostAliases[0].ip",
+        f"{spec}.priorityClassName",
+        f"{spec}.overhead.limits[cpu]",
+    ]

@@ -28,6 +28,32 @@ def sidecar(**fields: Any) -> dict[str, Any]:
     )
 
 
+def _defaulted(empty: str | None) -> dict[str, Any]:
+    """SetDefaults_Container, SetDefaults_HTTPGetAction and SetDefaults_ObjectFieldSelector
+    run before validation: an empty or null terminationMessagePolicy is File, an httpGet path
+    "/", its scheme HTTP, a fieldRef's apiVersion v1 (upstream's Required never fires)."""
+    http = {"path": empty, "scheme": empty, "port": 80}
+    field_ref = {"apiVersion": empty, "fieldPath": "metadata.name"}
+    obj = with_container(
+        terminationMessagePolicy=empty,
+        livenessProbe={"httpGet": http},
+        lifecycle={"preStop": {"httpGet": http}},
+        env=[{"name": "A", "valueFrom": {"fieldRef": field_ref}}],
+    )
+    obj["spec"]["template"]["spec"]["volumes"] = [
+        {"name": "d", "downwardAPI": {"items": [{"path": "n", "fieldRef": field_ref}]}}
+    ]
+    return obj
+
+
+def _null_grace_period(**container: Any) -> dict[str, Any]:
+    obj = with_container(**container)
+    obj["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = None
+    return obj
+
+
+_RULES = [{"action": "Restart", "exitCodes": {"operator": "In", "values": [1]}}]
+
 VALID: list[tuple[str, dict[str, Any]]] = [
     ("exec probe", with_container(livenessProbe=EXEC)),
     ("httpGet defaults path and scheme", with_container(readinessProbe={"httpGet": {"port": 80}})),
@@ -152,6 +178,8 @@ VALID: list[tuple[str, dict[str, Any]]] = [
         ),
     ),
     ("terminationMessagePolicy", with_container(terminationMessagePolicy="FallbackToLogsOnError")),
+    ("empty defaulted fields", _defaulted("")),
+    ("null defaulted fields", _defaulted(None)),
 ]
 
 
@@ -654,6 +682,31 @@ INVALID: list[tuple[str, dict[str, Any], list[tuple[str, str, str, str]]]] = [
             )
         ],
     ),
+    (
+        "a null terminationGracePeriodSeconds is 30",
+        _null_grace_period(lifecycle={"preStop": {"sleep": {"seconds": 31}}}),
+        [
+            (
+                "POD-011",
+                f"{C0}.lifecycle.preStop.sleep",
+                INV,
+                'Invalid value: {"seconds":31}: must be non-negative and less than '
+                "terminationGracePeriodSeconds (30)",
+            )
+        ],
+    ),
+    (
+        "init container restart rules without a restartPolicy",
+        job(initContainers=[{"name": "i", "image": "b", "restartPolicyRules": _RULES}]),
+        [
+            (
+                "POD-012",
+                f"{I0}.restartPolicy",
+                REQ,
+                "Required value: must specify restartPolicy when restart rules are used",
+            )
+        ],
+    ),
 ]
 
 
@@ -750,4 +803,24 @@ def test_file_key_ref_needs_an_empty_dir() -> None:
             INV,
             'Invalid value: "v": referenced volume must be of type emptyDir',
         )
+    ]
+
+
+def test_a_sidecars_restart_rules_are_refused_whole_without_restart_all_containers() -> None:
+    """validateInitContainerRestartPolicy: a sidecar's rules are refused whole while
+    RestartAllContainers is off (1.35), their contents not judged."""
+    rules = [{"action": "Bad", "exitCodes": {"operator": "In", "values": [1]}}]
+    sidecar = job(
+        initContainers=[
+            {"name": "i", "image": "b", "restartPolicy": "Always", "restartPolicyRules": rules}
+        ]
+    )
+    forbidden = (
+        "Forbidden: restartPolicyRules are not allowed for init containers with restart policy "
+        "Always"
+    )
+    assert pod_causes(sidecar, "1.35") == [("POD-012", f"{I0}.restartPolicyRules", FORB, forbidden)]
+    # From 1.36 (RestartAllContainers) a sidecar's rules are judged like any container's.
+    assert [path for _, path, _, _ in pod_causes(sidecar, "1.36")] == [
+        f"{I0}.restartPolicyRules[0].action"
     ]

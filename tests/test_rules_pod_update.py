@@ -188,6 +188,26 @@ CASES: list[tuple[str, dict[str, Any], tuple[str, str, str, str], str]] = [
         "1.37",
     ),
     (
+        "RestartContainer resize policy of a non-sidecar init container (1.36)",
+        {
+            "restartPolicy": "OnFailure",
+            "initContainers": [
+                {
+                    "name": "init",
+                    "image": "busybox",
+                    "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}],
+                }
+            ],
+        },
+        (
+            "POD-013",
+            "initContainers[0].resizePolicy[0].restartPolicy",
+            "FieldValueInvalid",
+            "must not be set to 'RestartContainer' for non-sidecar initContainers",
+        ),
+        "1.36",
+    ),
+    (
         "CAP_SYS_ADMIN without privilege escalation (1.37)",
         {"containers": [{"name": "main", "image": "busybox", "securityContext": SA}]},
         (

@@ -821,11 +821,11 @@ def test_js005_always_or_empty_is_required(value: str) -> None:
 def test_js005_unknown_restart_policy() -> None:
     v = create(job(template=_template(restartPolicy="Sometimes")))
     # Upstream reports it twice: the pod spec's validateRestartPolicy (POD-024), then the Job's.
-    assert causes(v) == [("JS-005", RESTART, NOT_SUPPORTED), ("POD-024", RESTART, NOT_SUPPORTED)]
+    assert causes(v) == [("POD-024", RESTART, NOT_SUPPORTED), ("JS-005", RESTART, NOT_SUPPORTED)]
     assert messages(v) == [
-        f'{RESTART}: Unsupported value: "Sometimes": supported values: "OnFailure", "Never"',
         f'{RESTART}: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", '
         '"Never"',
+        f'{RESTART}: Unsupported value: "Sometimes": supported values: "OnFailure", "Never"',
     ]
 
 

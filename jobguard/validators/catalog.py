@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from jobguard.validators.podtemplate import SCHEDULING_DIRECTIVES_TEXT
+
 
 class Enforcement(StrEnum):
     DENY = "deny"
@@ -238,8 +240,8 @@ AREAS: tuple[Area, ...] = (
         "UPDATE the prefixed labels are required only when the stored template already carries "
         "both, as upstream's `RequirePrefixedLabels` option says. On UPDATE the pod template "
         "must also equal the stored one after both are defaulted (TM-001), with relaxations "
-        "decided from the stored Job, not the new one (TM-004): scheduling directives (template "
-        "labels and annotations, nodeSelector, tolerations, schedulingGates, node affinity) may "
+        "decided from the stored Job, not the new one (TM-004): scheduling directives "
+        f"({SCHEDULING_DIRECTIVES_TEXT}) may "
         "change while it is suspended (TM-002). Up to Kubernetes 1.35 that means suspended and "
         "never started (KEP-2926); from 1.36 (KEP-5440, gates "
         "MutableSchedulingDirectivesForSuspendedJobs and MutablePodResourcesForSuspendedJobs) "
@@ -484,7 +486,7 @@ RULES: tuple[RuleInfo, ...] = (
         "template",
         "pod template is immutable on update",
         source=f"{_VALIDATION}: validatePodTemplateUpdate",
-        checked_in=_in("template", "check_template_update"),
+        checked_in=_in("template", "validate_pod_template_update"),
         requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
@@ -506,7 +508,7 @@ RULES: tuple[RuleInfo, ...] = (
         "container resources are mutable while safely suspended (KEP-5440)",
         source=f"{_VALIDATION}: validatePodTemplateUpdate; "
         f"{_STRATEGY}: validationOptionsForJob (KEP-5440)",
-        checked_in=_in("template", "check_template_update"),
+        checked_in=_in("template", "validate_pod_template_update"),
         requests=(JOB_UPDATE,),
         at_rest=_AN_UPDATE,
     ),
@@ -527,7 +529,7 @@ RULES: tuple[RuleInfo, ...] = (
         "generated job-name/controller-uid labels and selector",
         source=f"{_VALIDATION}: validateGeneratedSelector; "
         f"{_STRATEGY}: validationOptionsForJob (RequirePrefixedLabels)",
-        checked_in=_in("template", "check_generated_selector"),
+        checked_in=_in("template", "validate_generated_selector"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -535,7 +537,7 @@ RULES: tuple[RuleInfo, ...] = (
         "template",
         "selector must select the template labels",
         source=f"{_VALIDATION}: ValidateJobSpec",
-        checked_in=_in("template", "check_selector"),
+        checked_in=_in("template", "validate_job_spec_selector"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -543,7 +545,7 @@ RULES: tuple[RuleInfo, ...] = (
         "template",
         "selector is required",
         source=f"{_VALIDATION}: ValidateJobSpec (ValidateLabelSelector)",
-        checked_in=_in("template", "check_selector"),
+        checked_in=_in("template", "validate_job_spec_selector"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -551,7 +553,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.selector is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -559,7 +561,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.completions is immutable (Indexed: in tandem with parallelism)",
         source=f"{_VALIDATION}: validateCompletions",
-        checked_in=_in("immutable", "check_completions_update"),
+        checked_in=_in("immutable", "validate_completions"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -567,7 +569,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.completionMode is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -575,7 +577,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.podFailurePolicy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_pod_failure_policy_update"),
+        checked_in=_in("immutable", "validate_pod_failure_policy_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -583,7 +585,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.backoffLimitPerIndex is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -591,7 +593,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.managedBy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -599,7 +601,7 @@ RULES: tuple[RuleInfo, ...] = (
         "immutability",
         "spec.successPolicy is immutable",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         at_rest=_AN_UPDATE,
     ),
     _r(
@@ -664,7 +666,7 @@ RULES: tuple[RuleInfo, ...] = (
         "jobspec",
         "Indexed pod hostnames are valid DNS labels",
         source=f"{_VALIDATION}: ValidateJob",
-        checked_in=_in("jobspec", "check_indexed_hostname"),
+        checked_in=_in("jobspec", "validate_indexed_hostname"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -673,7 +675,7 @@ RULES: tuple[RuleInfo, ...] = (
         "podFailurePolicy rules are well formed",
         source=f"{_VALIDATION}: validatePodFailurePolicy",
         checked_in=_in(
-            "pod_failure_policy", "check_pod_failure_policy", "_exit_codes", "_pod_conditions"
+            "pod_failure_policy", "validate_pod_failure_policy", "_exit_codes", "_pod_conditions"
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -682,7 +684,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy",
         "successPolicy requires Indexed completion mode",
         source=f"{_VALIDATION}: validateJobSpec",
-        checked_in=_in("success_policy", "check_success_policy"),
+        checked_in=_in("success_policy", "validate_success_policy"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -690,7 +692,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy",
         "successPolicy needs at least one rule",
         source=f"{_VALIDATION}: validateSuccessPolicy",
-        checked_in=_in("success_policy", "check_success_policy"),
+        checked_in=_in("success_policy", "validate_success_policy"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -698,7 +700,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy",
         "successPolicy has at most 20 rules",
         source=f"{_VALIDATION}: validateSuccessPolicy",
-        checked_in=_in("success_policy", "check_success_policy"),
+        checked_in=_in("success_policy", "validate_success_policy"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -755,7 +757,7 @@ RULES: tuple[RuleInfo, ...] = (
         "successPolicy is immutable (reported as IM-007)",
         alias_of="IM-007",
         source=f"{_VALIDATION}: ValidateJobSpecUpdate",
-        checked_in=_in("immutable", "check_job_spec_update_fields"),
+        checked_in=_in("immutable", "validate_job_spec_update"),
         reporting=Reporting.ALIAS,
         at_rest=_AN_UPDATE,
     ),
@@ -812,7 +814,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not SuccessCriteriaMet and Failed",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -820,7 +822,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not SuccessCriteriaMet and FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -828,7 +830,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Complete needs SuccessCriteriaMet when successPolicy is set",
         source=f"{_VALIDATION}: validateJobStatus",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -836,7 +838,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "SuccessCriteriaMet cannot be removed",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -844,7 +846,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "SuccessCriteriaMet cannot follow Complete",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -852,7 +854,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "succeeded counter does not decrease",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -860,7 +862,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "failed counter does not decrease",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -868,7 +870,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "terminal conditions are sticky",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -917,7 +919,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Failed needs FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_OLD_CONTROLLERS,
     ),
     _r(
@@ -925,7 +927,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Complete needs SuccessCriteriaMet",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_OLD_CONTROLLERS,
     ),
     _r(
@@ -933,7 +935,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have no active pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -941,7 +943,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have a startTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -949,7 +951,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have no uncounted terminated pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -957,7 +959,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "startTime is fixed unless suspended",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -965,7 +967,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "completionTime is not before startTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -973,7 +975,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "completionTime is immutable",
         source=f"{_VALIDATION}: ValidateJobStatusUpdate; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status_update"),
+        checked_in=_in("status", "validate_job_status_update"),
         at_rest=_A_STATUS_UPDATE,
     ),
     _r(
@@ -981,7 +983,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "completionTime needs Complete",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -989,7 +991,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "Complete needs completionTime",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -997,7 +999,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not Complete and Failed",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -1005,7 +1007,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "not Complete and FailureTarget",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -1013,7 +1015,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "ready <= active",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_STORED_STATUS,
     ),
     _r(
@@ -1021,7 +1023,7 @@ RULES: tuple[RuleInfo, ...] = (
         "status",
         "finished jobs have no terminating pods",
         source=f"{_VALIDATION}: validateJobStatus; {_STATUS_OPTIONS}",
-        checked_in=_in("status", "check_job_status"),
+        checked_in=_in("status", "validate_job_status"),
         at_rest=_OLD_CONTROLLERS,
     ),
     _r(
@@ -1274,7 +1276,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "jobTemplate is freely mutable",
         source=f"{_VALIDATION}: ValidateCronJobUpdate (no immutable template fields)",
-        checked_in=_in("cronjob_template", "check_cronjob"),
+        checked_in=_in("cronjob_template", "validate_job_template_spec"),
         reporting=Reporting.NOTHING_TO_CHECK,
         at_rest=_NOTHING_AT_REST,
     ),
@@ -1283,7 +1285,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "jobTemplate selector is generated, manualSelector unsupported",
         source=f"{_VALIDATION}: ValidateJobTemplateSpec",
-        checked_in=_in("cronjob_template", "check_cronjob"),
+        checked_in=_in("cronjob_template", "validate_job_template_spec"),
         at_rest=_STORED_TEMPLATE,
     ),
     _r(
@@ -1291,7 +1293,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjob",
         "no Job status rules on CronJobs",
         source=f"{_VALIDATION}: ValidateCronJobUpdate (a CronJob has no Job status)",
-        checked_in=_in("cronjob_template", "check_cronjob"),
+        checked_in=_in("cronjob_template", "validate_job_template_spec"),
         reporting=Reporting.NOTHING_TO_CHECK,
         at_rest=_NOTHING_AT_REST,
     ),
@@ -1359,7 +1361,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "schedule is required and parses as a cron schedule, without TZ",
         source=f"{_VALIDATION}: validateCronJobSpec, validateScheduleFormat; robfig/cron v3",
-        checked_in=_in("cronjob_schedule", "check_schedule"),
+        checked_in=_in("cronjob_schedule", "validate_schedule_format"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1367,7 +1369,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "timeZone is a known IANA time zone",
         source=f"{_VALIDATION}: validateTimeZone",
-        checked_in=_in("cronjob_schedule", "check_time_zone"),
+        checked_in=_in("cronjob_schedule", "validate_time_zone"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1375,7 +1377,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "concurrencyPolicy is Allow, Forbid or Replace",
         source=f"{_VALIDATION}: validateConcurrencyPolicy",
-        checked_in=_in("cronjob_schedule", "check_concurrency_policy"),
+        checked_in=_in("cronjob_schedule", "validate_concurrency_policy"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1383,7 +1385,7 @@ RULES: tuple[RuleInfo, ...] = (
         "cronjobspec",
         "startingDeadlineSeconds and history limits are non-negative",
         source=f"{_VALIDATION}: validateCronJobSpec",
-        checked_in=_in("cronjob_schedule", "check_non_negative"),
+        checked_in=_in("cronjob_schedule", "validate_nonnegative_fields"),
         at_rest=_STORED_CRONJOB_SPEC,
     ),
     _r(
@@ -1391,7 +1393,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "the pod template has containers",
         source=f"{_CORE}: validateContainers",
-        checked_in=_in("pod", "_check_containers"),
+        checked_in=_in("pod", "validate_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1399,7 +1401,9 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "container names are DNS labels, unique across containers and initContainers",
         source=f"{_CORE}: validateContainerCommon, validateContainers, validateInitContainers",
-        checked_in=_in("pod", "_check_container", "_check_containers", "_check_init_containers"),
+        checked_in=_in(
+            "pod", "validate_container_common", "validate_containers", "validate_init_containers"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1407,7 +1411,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "containers have an image",
         source=f"{_CORE}: validateContainerCommon",
-        checked_in=_in("pod", "_check_container"),
+        checked_in=_in("pod", "validate_container_common"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1415,7 +1419,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "imagePullPolicy is Always, IfNotPresent or Never",
         source=f"{_CORE}: validatePullPolicy",
-        checked_in=_in("pod", "_check_container"),
+        checked_in=_in("pod", "validate_container_common"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1423,7 +1427,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "container ports in range, names valid and unique, host ports not reused",
         source=f"{_CORE}: validateContainerPorts, AccumulateUniqueHostPorts",
-        checked_in=_in("pod", "_check_ports", "_host_port_conflicts"),
+        checked_in=_in("pod", "validate_container_ports", "check_host_port_conflicts"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1431,7 +1435,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "environment variable names",
         source=f"{_CORE}: ValidateEnv (IsRelaxedEnvVarName)",
-        checked_in=_in("pod_containers", "check_env"),
+        checked_in=_in("pod_containers", "validate_env"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1439,7 +1443,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "volume names are DNS labels and unique",
         source=f"{_CORE}: ValidateVolumes",
-        checked_in=_in("pod", "_check_volumes"),
+        checked_in=_in("pod", "validate_volumes"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1447,7 +1451,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "volume mounts name a volume and have a unique mountPath",
         source=f"{_CORE}: ValidateVolumeMounts",
-        checked_in=_in("pod_containers", "check_volume_mounts"),
+        checked_in=_in("pod_containers", "validate_volume_mounts"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1456,7 +1460,9 @@ RULES: tuple[RuleInfo, ...] = (
         "resource names and quantities",
         source=f"{_CORE}: validateResourceRequirements, validateContainerResourceName, "
         "validatePodResourceName, ValidateResourceQuantityValue, validateOverhead; k8s.io/apimachinery pkg/api/resource: ParseQuantity",
-        checked_in=_in("pod", "_resource_name_errors", "_quantity_value_errors", "_parsed"),
+        checked_in=_in(
+            "pod", "_resource_name_errors", "validate_resource_quantity_value", "_parsed"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1466,7 +1472,7 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateResourceRequirements, validatePodResources, validatePodResourceConsistency (pod-level resources, from 1.34)",
         checked_in=_in(
             "pod",
-            "_check_resources",
+            "_validate_resource_requirements",
             "_request_against_limit",
             "validate_pod_resources",
             "validate_pod_resource_consistency",
@@ -1478,7 +1484,12 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "probes and lifecycle handlers: exactly one valid handler, thresholds, liveness and startup successThreshold 1",
         source=f"{_CORE}: validateLivenessProbe, validateReadinessProbe, validateStartupProbe, validateProbe, validateHandler, validateExecAction, validateHTTPGetAction, ValidatePortNumOrName, validateTCPSocketAction, validateGRPCAction, validateSleepAction, validateLifecycle",
-        checked_in=_in("pod_containers", "_port_num_or_name", "_handler", "check_probe"),
+        checked_in=_in(
+            "pod_containers",
+            "validate_port_num_or_name",
+            "validate_handler",
+            "validate_probe",
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1489,11 +1500,10 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_containers",
             "_restart_rules",
-            "_container_restart_policy",
-            "check_regular_restart_policy",
-            "check_init_restart_policy",
-            "check_init_extras",
-        ),
+            "validate_container_restart_policy",
+            "validate_init_container_restart_policy",
+        )
+        + _in("pod", "validate_containers", "validate_init_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1501,7 +1511,8 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "container resize policies",
         source=f"{_CORE}: validateResizePolicy, validateInitContainers",
-        checked_in=_in("pod_containers", "check_init_extras", "check_resize_policy"),
+        checked_in=_in("pod_containers", "validate_resize_policy")
+        + _in("pod", "validate_init_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1511,11 +1522,11 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateEnvVarValueFrom, validateObjectFieldSelector, validateContainerResourceFieldSelector, validateContainerResourceDivisor, validateConfigMapKeySelector, validateSecretKeySelector, validateFileKeySelector, validateFileKeyRefVolumes, ValidateEnvFrom, validateConfigMapEnvSource, validateSecretEnvSource",
         checked_in=_in(
             "pod_containers",
-            "_key_selector",
-            "_file_key_selector",
-            "_value_from",
-            "check_env_from",
-            "check_file_key_ref_volumes",
+            "validate_key_selector",
+            "validate_file_key_selector",
+            "validate_env_var_value_from",
+            "validate_env_from",
+            "validate_file_key_ref_volumes",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1578,7 +1589,10 @@ RULES: tuple[RuleInfo, ...] = (
         "volume mounts (subPath, subPathExpr, mountPropagation, recursiveReadOnly) and volume devices",
         source=f"{_CORE}: ValidateVolumeMounts, validateMountPropagation, validateMountRecursiveReadOnly, ValidateVolumeDevices",
         checked_in=_in(
-            "pod_containers", "check_volume_mounts", "_recursive_read_only", "check_volume_devices"
+            "pod_containers",
+            "validate_volume_mounts",
+            "validate_mount_recursive_read_only",
+            "validate_volume_devices",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1589,9 +1603,9 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateContainerCommon, validatePodHostNetworkDeps, ValidatePodTemplateSpec",
         checked_in=_in(
             "pod_containers",
-            "check_termination_message_policy",
-            "check_host_network_ports",
-            "check_ephemeral_containers",
+            "validate_termination_message_policy",
+            "validate_pod_host_network_deps",
+            "validate_no_ephemeral_containers_in_template",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1603,15 +1617,15 @@ RULES: tuple[RuleInfo, ...] = (
         checked_in=_in(
             "pod_security",
             "_id",
-            "check_seccomp_profile",
-            "check_apparmor_profile",
-            "check_pod_security_context",
+            "validate_seccomp_profile_field",
+            "validate_app_armor_profile_field",
+            "validate_pod_spec_security_context",
             "_enum",
-            "check_container_security_context",
+            "validate_security_context",
             "validate_windows_security_context_options",
             "validate_windows_host_process_pod",
             "validate_share_process_namespace",
-            "check_host_users",
+            "validate_host_users",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1620,7 +1634,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "the pod's OS and the fields a Linux or Windows pod may not set",
         source=f"{_CORE}: validateOS, validateLinux, validateWindows",
-        checked_in=_in("pod_security", "check_os"),
+        checked_in=_in("pod_security", "validate_os"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1630,12 +1644,12 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: ValidateLabels (nodeSelector), validateAffinity, ValidateNodeSelector, ValidateNodeSelectorTerm, ValidateNodeSelectorRequirement, ValidateNodeFieldSelectorRequirement, ValidatePreferredSchedulingTerms, validatePodAffinityTerm, validateWeightedPodAffinityTerms, ValidatePodAffinityTermSelector, ValidateMatchLabelKeysAndMismatchLabelKeys",
         checked_in=_in(
             "pod_scheduling",
-            "check_node_selector",
-            "_node_requirement",
-            "_node_field_requirement",
+            "validate_node_selector_labels",
+            "validate_node_selector_requirement",
+            "validate_node_field_selector_requirement",
             "_weight",
-            "_node_affinity",
-            "_pod_affinity_term",
+            "validate_node_affinity",
+            "validate_pod_affinity_term",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1644,7 +1658,7 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "tolerations, the field's and the tolerations annotation's",
         source=f"{_CORE}: ValidateTolerations, validateTaintEffect",
-        checked_in=_in("pod_scheduling", "check_tolerations", "_comparison_value"),
+        checked_in=_in("pod_scheduling", "validate_tolerations", "_comparison_value"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1652,7 +1666,9 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "topology spread constraints",
         source=f"{_CORE}: validateTopologySpreadConstraints, validateMinDomains, ValidateTopologyKey, ValidateWhenUnsatisfiable, ValidateSpreadConstraintNotRepeat, validateNodeInclusionPolicy, ValidateMatchLabelKeysInTopologySpread",
-        checked_in=_in("pod_scheduling", "check_topology_spread", "_spread_match_label_keys"),
+        checked_in=_in(
+            "pod_scheduling", "validate_topology_spread_constraints", "_spread_match_label_keys"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1662,11 +1678,11 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateDNSPolicy, validatePodDNSConfig, ValidateHostAliases, IsValidIPForLegacyField, ValidateDNS1123Label, validatePodHostName",
         checked_in=_in(
             "pod_dns",
-            "check_dns_policy",
-            "check_dns_config",
-            "check_host_names",
-            "check_hostname_and_subdomain",
-            "check_host_aliases",
+            "validate_dns_policy",
+            "validate_pod_dns_config",
+            "validate_pod_host_name",
+            "validate_hostname_and_subdomain",
+            "validate_host_aliases",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1677,12 +1693,12 @@ RULES: tuple[RuleInfo, ...] = (
         source=f"{_CORE}: validateRestartPolicy, ValidatePodSpec, ValidateRuntimeClassName, ValidatePreemptionPolicy, validateReadinessGates, validateSchedulingGates",
         checked_in=_in(
             "pod_scheduling",
-            "check_restart_policy",
+            "validate_restart_policy",
             "_subdomain_field",
-            "check_readiness_gates",
-            "check_scheduling_gates",
-            "check_identity_fields",
-            "check_priority_fields",
+            "validate_readiness_gates",
+            "validate_scheduling_gates",
+            "validate_service_account_node_name_and_deadline",
+            "validate_priority_fields",
         ),
         at_rest=_STORED_SPEC,
     ),
@@ -1691,7 +1707,9 @@ RULES: tuple[RuleInfo, ...] = (
         "pod",
         "resource claims: the pod's claims name one claim or template each; containers use claims the pod declares",
         source=f"{_CORE}: validatePodResourceClaims, validatePodResourceClaim, validateResourceClaimNames",
-        checked_in=_in("pod_resources", "check_pod_resource_claims", "check_container_claims"),
+        checked_in=_in(
+            "pod_resources", "validate_pod_resource_claims", "validate_resource_claim_names"
+        ),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1704,7 +1722,7 @@ RULES: tuple[RuleInfo, ...] = (
             "validate_local_descending_path",
             "validate_seccomp_profile",
             "validate_pod_specific_annotations",
-            "_seccomp_match",
+            "validate_seccomp_annotations_and_fields_match",
             "validate_app_armor_annotations_and_fields_match_on_create",
             "validate_tolerations_in_pod_annotations",
         ),

@@ -46,12 +46,12 @@ from jobguard.validators.prepare import (
     prepare_update,
 )
 from jobguard.validators.rules.cronjob_schedule import (
-    check_cronjob_spec_head,
-    check_cronjob_spec_tail,
+    validate_cronjob_spec_head,
+    validate_cronjob_spec_tail,
 )
-from jobguard.validators.rules.cronjob_template import check_cronjob
-from jobguard.validators.rules.immutable import check_job_spec_update_fields
-from jobguard.validators.rules.jobspec import check_indexed_hostname, check_job_spec
+from jobguard.validators.rules.cronjob_template import validate_job_template_spec
+from jobguard.validators.rules.immutable import validate_job_spec_update
+from jobguard.validators.rules.jobspec import validate_indexed_hostname, validate_job_spec
 from jobguard.validators.rules.metadata_update import (
     check_labels_and_annotations,
     check_metadata_update,
@@ -64,11 +64,11 @@ from jobguard.validators.rules.object_names import (
     check_object_meta,
     check_owner_references_and_finalizers,
 )
-from jobguard.validators.rules.pod import check_pod_template
+from jobguard.validators.rules.pod import validate_pod_template_spec
 from jobguard.validators.rules.pod_common import PodOptions
 from jobguard.validators.rules.pod_util import get_validation_options_from_pod_template
 from jobguard.validators.rules.schema import SchemaOptions, check_schema
-from jobguard.validators.rules.status import check_job_status, check_job_status_update
+from jobguard.validators.rules.status import validate_job_status, validate_job_status_update
 from jobguard.validators.rules.suspend import (
     SuspendOptions,
     SuspendUpdateOptions,
@@ -88,9 +88,9 @@ from jobguard.validators.rules.suspend_policy import (
     policy_options,
 )
 from jobguard.validators.rules.template import (
-    check_generated_selector,
-    check_selector,
-    check_template_update,
+    validate_generated_selector,
+    validate_job_spec_selector,
+    validate_pod_template_update,
 )
 from jobguard.validators.settings import Settings
 from jobguard.validators.strategy import DEFAULTED, JobOptions, job_options, status_options
@@ -260,13 +260,12 @@ def _job_spec_errors(
     allow_invalid = opts.allow_invalid_label_value_in_selector
 
     def check(_: object = None) -> list[FieldError]:
-        return (
-            check_job_spec(ctx.new.spec, None, "spec", DEFAULTED)
-            + check_pod_template(
-                ctx.new_json.template, "spec.template", create=create, version=version, options=pod
-            )
-            + check_selector(ctx.new_json, None, "spec", allow_invalid)
+        template = validate_pod_template_spec(
+            ctx.new_json.template, "spec.template", pod, create=create, version=version
         )
+        return validate_job_spec(
+            ctx.new.spec, None, "spec", DEFAULTED, template
+        ) + validate_job_spec_selector(ctx.new_json, None, "spec", allow_invalid)
 
     if not keep:
         return check()
@@ -368,8 +367,8 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         errors = check_metadata_update(
             new_json.metadata, ctx.old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
-        errors += check_job_status(new, old, "status", status_opts)
-        errors += check_job_status_update(new, old, "status", status_opts)
+        errors += validate_job_status(new, old, "status", status_opts)
+        errors += validate_job_status_update(new, old, "status", status_opts)
         # Not upstream: suspend semantics of the status (never for exempt requesters).
         requester_opts = _requester_options(settings, ctx.namespace, ctx.requester)
         if not requester_opts.exempt:
@@ -394,11 +393,11 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
             new_json.metadata, old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += job_spec
-        errors += check_job_spec_update_fields(
+        errors += validate_job_spec_update(
             (update.new, new_json), (update.old, old_json), "spec", None
         )
-        errors += check_template_update(new_json, old_json, "spec", opts)
-        errors += check_indexed_hostname(new, None, "metadata", None)
+        errors += validate_pod_template_update(new_json, old_json, "spec", opts)
+        errors += validate_indexed_hostname(new, None, "metadata", None)
     else:
         # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
         if create:
@@ -409,9 +408,9 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         errors += check_owner_references_and_finalizers(
             new_json.metadata, None, "metadata", ctx.semantics.version
         )
-        errors += check_generated_selector(new_json, None, "spec", opts)
+        errors += validate_generated_selector(new_json, None, "spec", opts)
         errors += job_spec
-        errors += check_indexed_hostname(new, None, "metadata", None)
+        errors += validate_indexed_hostname(new, None, "metadata", None)
     if update is not None and not ctx.semantics.job_update_validated_once:
         old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
@@ -421,10 +420,10 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
         # again, not computed twice), the immutable fields and the pod template.
         errors += job_spec
-        errors += check_job_spec_update_fields(
+        errors += validate_job_spec_update(
             (update.new, new_json), (update.old, old_json), "spec", None
         )
-        errors += check_template_update(new_json, old_json, "spec", opts)
+        errors += validate_pod_template_update(new_json, old_json, "spec", opts)
     # Not upstream: suspend semantics, then suspend policies (never for exempt requesters).
     requester_opts = _requester_options(settings, ctx.namespace, ctx.requester)
     if requester_opts.exempt:
@@ -476,8 +475,7 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
         )
     spec = _spec(ctx.new_raw)
     old_spec = None if create else _spec(ctx.old_raw)
-    errors += check_cronjob_spec_head(spec, old_spec, "spec", None)
-    errors += check_cronjob(ctx.new, None, "spec", None)
+    errors += validate_cronjob_spec_head(spec, old_spec, "spec", None)
     template = _spec(_dict(spec.get("jobTemplate"))).get("template")
     old_template = (
         None if old_spec is None else _spec(_dict(old_spec.get("jobTemplate"))).get("template")
@@ -486,14 +484,15 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     pod = get_validation_options_from_pod_template(
         _dict(template), None if create else _dict(old_template), ctx.semantics.version
     )
-    errors += check_pod_template(
+    template_errors = validate_pod_template_spec(
         template,
         "spec.jobTemplate.spec.template",
+        pod,
         create=create,
         version=ctx.semantics.version,
-        options=pod,
     )
-    errors += check_cronjob_spec_tail(spec, None, "spec", None)
+    errors += validate_job_template_spec(ctx.new, None, "spec", None, template_errors)
+    errors += validate_cronjob_spec_tail(spec, None, "spec", None)
     if create:
         errors += check_cronjob_name_length(ctx.new.metadata, None, "metadata", None)
     return errors

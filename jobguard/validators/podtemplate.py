@@ -1,19 +1,58 @@
 """Pod templates: the scheduling directives of KEP-2926, the container resources of KEP-5440,
 and equality after pod defaulting (templates as JSON, `as_sent`).
 
-Shared by the template rules (TM-001..TM-004) and the lifecycle model (which updates touch the
-scheduling directives), so both mean the same thing by them.
+`SCHEDULING_DIRECTIVES` is the one definition of the scheduling directives: the template rules
+(TM-001..TM-004), the lifecycle model (which updates touch them: NE-009, SUS-004), the exported
+ValidatingAdmissionPolicies and the rule reference all read it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobguard.validators.defaults import default_pod_template
 from jobguard.validators.model import PodTemplateSpec
 from jobguard.validators.semantic import semantic_equal
 
-SCHEDULING_SPEC_FIELDS = ("nodeSelector", "tolerations", "schedulingGates")
+
+class SchedulingDirective(NamedTuple):
+    """A pod template field a suspended Job's update may change."""
+
+    path: tuple[str, ...]
+    """Where it is in the template."""
+    is_list: bool
+    """A list (else a map or an object)."""
+
+
+SCHEDULING_DIRECTIVES: tuple[SchedulingDirective, ...] = (
+    SchedulingDirective(("metadata", "labels"), False),
+    SchedulingDirective(("metadata", "annotations"), False),
+    SchedulingDirective(("spec", "nodeSelector"), False),
+    SchedulingDirective(("spec", "tolerations"), True),
+    SchedulingDirective(("spec", "schedulingGates"), True),
+    SchedulingDirective(("spec", "affinity", "nodeAffinity"), False),
+)
+"""Upstream's validatePodTemplateUpdate with AllowMutableSchedulingDirectives
+(pkg/apis/batch/validation/validation.go, v1.37.2): the old template takes these of the new one
+before the comparison (of the affinity only nodeAffinity, and an affinity left empty is
+dropped)."""
+
+SCHEDULING_DIRECTIVES_TEXT = ", ".join(
+    f"template {d.path[-1]}" if d.path[0] == "metadata" else ".".join(d.path[1:])
+    for d in SCHEDULING_DIRECTIVES
+)
+"""How the rule reference and messages list them."""
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
+_DIRECTIVE_ATTRIBUTES = tuple(
+    tuple((key, _snake(key)) for key in d.path) for d in SCHEDULING_DIRECTIVES
+)
+"""The directives' paths in the decoded model (`PodTemplateSpec`), each step as its JSON key
+and its attribute: objects up to the affinity, which is kept as JSON."""
 
 
 def _get(raw: Any, *keys: str) -> Any:
@@ -36,26 +75,29 @@ def overlay_scheduling_directives(
 ) -> dict[str, Any]:
     """The old template with the new scheduling directives (TM-002) copied over it."""
     result = dict(old_template)
-    old_meta = dict(_get(old_template, "metadata") or {})
-    for key in ("labels", "annotations"):
-        _set_or_drop(old_meta, key, _get(new_template, "metadata", key))
-    result["metadata"] = old_meta
-    old_spec = dict(_get(old_template, "spec") or {})
-    new_spec = _get(new_template, "spec") or {}
-    for key in SCHEDULING_SPEC_FIELDS:
-        _set_or_drop(old_spec, key, new_spec.get(key))
-    # Only nodeAffinity is mutable; podAffinity and podAntiAffinity must stay as they were.
-    old_affinity = old_spec.get("affinity")
-    new_affinity = new_spec.get("affinity")
-    if isinstance(new_affinity, dict):
-        merged = dict(old_affinity) if isinstance(old_affinity, dict) else {}
-        _set_or_drop(merged, "nodeAffinity", new_affinity.get("nodeAffinity"))
-        old_spec["affinity"] = merged
-    elif isinstance(old_affinity, dict):
-        merged = dict(old_affinity)
-        merged.pop("nodeAffinity", None)
-        old_spec["affinity"] = merged
-    result["spec"] = old_spec
+    sections: dict[str, dict[str, Any]] = {}
+    for directive in SCHEDULING_DIRECTIVES:
+        section, key, *rest = directive.path
+        if section not in sections:
+            sections[section] = dict(_get(old_template, section) or {})
+        target = sections[section]
+        if not rest:
+            _set_or_drop(target, key, _get(new_template, section, key))
+            continue
+        # One field of an object (nodeAffinity of the affinity): the object's other fields
+        # must stay as they were.
+        [child] = rest
+        old_parent = target.get(key)
+        new_parent = _get(new_template, section, key)
+        if isinstance(new_parent, dict):
+            merged = dict(old_parent) if isinstance(old_parent, dict) else {}
+            _set_or_drop(merged, child, new_parent.get(child))
+            target[key] = merged
+        elif isinstance(old_parent, dict):
+            merged = dict(old_parent)
+            merged.pop(child, None)
+            target[key] = merged
+    result.update(sections)
     return result
 
 
@@ -81,22 +123,17 @@ def overlay_resources(old_pod: dict[str, Any], new_pod: dict[str, Any]) -> dict[
     return result
 
 
-_DIRECTIVE_KEYS = ("labels", "annotations", *SCHEDULING_SPEC_FIELDS, "nodeAffinity")
-
-
 def _scheduling_directives(template: PodTemplateSpec | None) -> tuple[Any, ...]:
-    """What `overlay_scheduling_directives` takes from a template, in `_DIRECTIVE_KEYS` order."""
-    meta = template.metadata if template else None
-    pod = template.spec if template else None
-    affinity = pod.affinity if pod else None
-    return (
-        meta.labels if meta else None,
-        meta.annotations if meta else None,
-        pod.node_selector if pod else None,
-        pod.tolerations if pod else None,
-        pod.scheduling_gates if pod else None,
-        affinity.get("nodeAffinity") if affinity else None,
-    )
+    """The template's scheduling directives, in `SCHEDULING_DIRECTIVES` order (None: unset)."""
+    out: list[Any] = []
+    for attributes in _DIRECTIVE_ATTRIBUTES:
+        value: Any = template
+        for key, attribute in attributes:
+            if value is None:
+                break
+            value = value.get(key) if isinstance(value, dict) else getattr(value, attribute)
+        out.append(value)
+    return tuple(out)
 
 
 def scheduling_directives_changed(
@@ -109,8 +146,9 @@ def scheduling_directives_changed(
         return False
     # Key by key, so only a directive that differs as sent is normalised.
     return any(
-        old_value != new_value and not semantic_equal({key: old_value}, {key: new_value})
-        for key, old_value, new_value in zip(_DIRECTIVE_KEYS, old, new, strict=True)
+        old_value != new_value
+        and not semantic_equal({d.path[-1]: old_value}, {d.path[-1]: new_value})
+        for d, old_value, new_value in zip(SCHEDULING_DIRECTIVES, old, new, strict=True)
     )
 
 

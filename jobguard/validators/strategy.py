@@ -42,7 +42,7 @@ class JobOptions:
 
 @dataclass(frozen=True, slots=True)
 class SpecOptions:
-    """How the create-style Job spec checks (`check_job_spec`) read a spec."""
+    """How the create-style Job spec checks (`validate_job_spec`) read a spec."""
 
     defaulted: bool
     """The Job defaulter ran (a Job's spec); False for a CronJob's template, which it never

@@ -38,6 +38,7 @@ from typing import Any
 from jobguard.validators.catalog import RULES, Enforcement, RuleInfo
 from jobguard.validators.errors import forbidden
 from jobguard.validators.globs import glob_regex, is_glob
+from jobguard.validators.podtemplate import SCHEDULING_DIRECTIVES
 from jobguard.validators.policy import PolicySet, Subjects, SuspendPolicy
 from jobguard.validators.settings import Settings
 from jobguard.validators.versions import NE009_MESSAGE
@@ -215,19 +216,14 @@ def _finished(root: str) -> str:
 
 def _scheduling_changed() -> str:
     """TM-002's directives differ (as `podtemplate.scheduling_directives_changed` decides)."""
-    pairs = [
-        ("?metadata.?labels", "{}"),
-        ("?metadata.?annotations", "{}"),
-        ("?spec.?nodeSelector", "{}"),
-        ("?spec.?tolerations", "[]"),
-        ("?spec.?schedulingGates", "[]"),
-        ("?spec.?affinity.?nodeAffinity", "{}"),
-    ]
-    terms = [
-        f"oldObject.spec.template.{path}.orValue({empty}) != "
-        f"object.spec.template.{path}.orValue({empty})"
-        for path, empty in pairs
-    ]
+    terms = []
+    for directive in SCHEDULING_DIRECTIVES:
+        path = ".".join(f"?{key}" for key in directive.path)
+        empty = "[]" if directive.is_list else "{}"
+        terms.append(
+            f"oldObject.spec.template.{path}.orValue({empty}) != "
+            f"object.spec.template.{path}.orValue({empty})"
+        )
     return "(" + " || ".join(terms) + ")"
 
 

@@ -22,12 +22,12 @@ def _int(value: Any) -> int | None:
 
 
 HEAD_COUNTS = ("startingDeadlineSeconds",)
-"""check_non_negative's fields before the job template."""
+"""validate_nonnegative_fields's fields before the job template."""
 TAIL_COUNTS = ("successfulJobsHistoryLimit", "failedJobsHistoryLimit")
-"""check_non_negative's fields after the job template."""
+"""validate_nonnegative_fields's fields after the job template."""
 
 
-def check_schedule(
+def validate_schedule_format(
     spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
 ) -> list[FieldError]:
     """validateScheduleFormat: cron syntax, and TZ=/CRON_TZ= refused unless the stored
@@ -53,7 +53,7 @@ def check_schedule(
     return errors
 
 
-def check_time_zone(
+def validate_time_zone(
     spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
 ) -> list[FieldError]:
     """validateTimeZone, on CREATE and whenever an UPDATE changes the zone."""
@@ -83,7 +83,7 @@ def check_time_zone(
     return errors
 
 
-def check_concurrency_policy(
+def validate_concurrency_policy(
     spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
 ) -> list[FieldError]:
     policy = spec.get("concurrencyPolicy")
@@ -92,7 +92,7 @@ def check_concurrency_policy(
     return [not_supported("CS-003", f"{path}.concurrencyPolicy", policy, CONCURRENCY_POLICIES)]
 
 
-def check_non_negative(
+def validate_nonnegative_fields(
     spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, names: tuple[str, ...]
 ) -> list[FieldError]:
     """The fields `names` (HEAD_COUNTS, TAIL_COUNTS) >= 0."""
@@ -104,21 +104,21 @@ def check_non_negative(
     return errors
 
 
-def check_cronjob_spec_head(
+def validate_cronjob_spec_head(
     spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
 ) -> list[FieldError]:
     """The checks upstream makes before the job template, in its order (`old_spec` is None on
     CREATE)."""
     return (
-        check_schedule(spec, old_spec, path, None)
-        + check_non_negative(spec, old_spec, path, HEAD_COUNTS)
-        + check_time_zone(spec, old_spec, path, None)
-        + check_concurrency_policy(spec, old_spec, path, None)
+        validate_schedule_format(spec, old_spec, path, None)
+        + validate_nonnegative_fields(spec, old_spec, path, HEAD_COUNTS)
+        + validate_time_zone(spec, old_spec, path, None)
+        + validate_concurrency_policy(spec, old_spec, path, None)
     )
 
 
-def check_cronjob_spec_tail(
+def validate_cronjob_spec_tail(
     spec: dict[str, Any], old_spec: dict[str, Any] | None, path: str, opts: None
 ) -> list[FieldError]:
     """The checks upstream makes after the job template."""
-    return check_non_negative(spec, old_spec, path, TAIL_COUNTS)
+    return validate_nonnegative_fields(spec, old_spec, path, TAIL_COUNTS)

@@ -7,11 +7,12 @@ on a CronJob's template, so its completions and completionMode stay as written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from jobguard.validators.errors import FieldError, invalid, not_supported
 from jobguard.validators.model import CronJob, as_sent
-from jobguard.validators.rules.jobspec import check_job_spec
+from jobguard.validators.rules.jobspec import validate_job_spec
 from jobguard.validators.strategy import AS_WRITTEN
 
 
@@ -20,13 +21,24 @@ def _as_cronjob_rule(error: FieldError) -> FieldError:
     return replace(error, rule=rule)
 
 
-def check_cronjob(cronjob: CronJob, old: CronJob | None, path: str, opts: None) -> list[FieldError]:
-    """CJ-001..CJ-005 on the CronJob's spec at `path`: the same on CREATE and UPDATE (the
-    template is freely mutable), so `old` is not read."""
+def validate_job_template_spec(
+    cronjob: CronJob,
+    old: CronJob | None,
+    path: str,
+    opts: None,
+    template_errors: Sequence[FieldError] = (),
+) -> list[FieldError]:
+    """ValidateJobTemplateSpec: CJ-001..CJ-005 on the CronJob's spec at `path`, the same on
+    CREATE and UPDATE (the template is freely mutable), so `old` is not read.
+    `template_errors`: the pod template's errors (POD-*, kept as they are), placed where
+    upstream's validateJobSpec runs ValidatePodTemplateSpec."""
     spec = cronjob.spec.job_template.spec
     spec_path = f"{path}.jobTemplate.spec"
-    template_errors = check_job_spec(spec, None, spec_path, AS_WRITTEN)
-    errors = [_as_cronjob_rule(e) for e in template_errors]
+    kept = {id(error) for error in template_errors}
+    errors = [
+        error if id(error) in kept else _as_cronjob_rule(error)
+        for error in validate_job_spec(spec, None, spec_path, AS_WRITTEN, template_errors)
+    ]
     selector = as_sent(spec.selector)
     if selector is not None:
         errors.append(

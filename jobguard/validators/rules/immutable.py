@@ -20,7 +20,7 @@ JobViews = tuple[Job, JobJson]
 side of every update, and a dataclass's __init__ costs several times a tuple's)."""
 
 
-def check_immutable_part(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
+def validate_immutable_part(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
     """A part that must stay semantically equal (IM-001 selector, IM-007 successPolicy); the
     options are the rule's ID."""
     if semantic_equal(new, old):
@@ -28,7 +28,7 @@ def check_immutable_part(new: Any, old: Any, path: str, rule: str) -> list[Field
     return [immutable(rule, path, new, field_changes(old, new, path))]
 
 
-def check_immutable_field(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
+def validate_immutable_field(new: Any, old: Any, path: str, rule: str) -> list[FieldError]:
     """A defaulted scalar that must stay equal (IM-003, IM-005, IM-006); the options are the
     rule's ID."""
     if new == old:
@@ -36,7 +36,7 @@ def check_immutable_field(new: Any, old: Any, path: str, rule: str) -> list[Fiel
     return [immutable(rule, path, new, (FieldChange(path, old, new),))]
 
 
-def check_completions_update(new: JobSpec, old: JobSpec, path: str, opts: None) -> list[FieldError]:
+def validate_completions(new: JobSpec, old: JobSpec, path: str, opts: None) -> list[FieldError]:
     """IM-002 (upstream validateCompletions): Indexed Jobs scale with parallelism."""
     if new.completions == old.completions:
         return []
@@ -54,7 +54,7 @@ def check_completions_update(new: JobSpec, old: JobSpec, path: str, opts: None) 
     return []
 
 
-def check_pod_failure_policy_update(
+def validate_pod_failure_policy_update(
     new: JobJson, old: JobJson, path: str, opts: None
 ) -> list[FieldError]:
     """IM-004: spec.podFailurePolicy, compared with the Job defaulter's defaults applied."""
@@ -68,7 +68,7 @@ def check_pod_failure_policy_update(
     return [immutable("IM-004", field, new_policy, changes)]
 
 
-def check_job_spec_update_fields(
+def validate_job_spec_update(
     new: JobViews, old: JobViews, path: str, opts: None
 ) -> list[FieldError]:
     """IM-001..IM-007, upstream ValidateJobSpecUpdate's ValidateImmutableField calls: parts
@@ -76,24 +76,24 @@ def check_job_spec_update_fields(
     change it)."""
     (new_job, new_json), (old_job, old_json) = new, old
     new_spec, old_spec = new_job.spec, old_job.spec
-    errors = check_immutable_part(
+    errors = validate_immutable_part(
         new_json.selector, old_json.selector, f"{path}.selector", "IM-001"
     )
-    errors += check_completions_update(new_spec, old_spec, path, None)
-    errors += check_immutable_field(
+    errors += validate_completions(new_spec, old_spec, path, None)
+    errors += validate_immutable_field(
         new_spec.completion_mode, old_spec.completion_mode, f"{path}.completionMode", "IM-003"
     )
-    errors += check_pod_failure_policy_update(new_json, old_json, path, None)
-    errors += check_immutable_field(
+    errors += validate_pod_failure_policy_update(new_json, old_json, path, None)
+    errors += validate_immutable_field(
         new_spec.backoff_limit_per_index,
         old_spec.backoff_limit_per_index,
         f"{path}.backoffLimitPerIndex",
         "IM-005",
     )
-    errors += check_immutable_field(
+    errors += validate_immutable_field(
         new_spec.managed_by, old_spec.managed_by, f"{path}.managedBy", "IM-006"
     )
-    errors += check_immutable_part(
+    errors += validate_immutable_part(
         new_json.success_policy, old_json.success_policy, f"{path}.successPolicy", "IM-007"
     )
     return errors

@@ -6,6 +6,7 @@ These run on CREATE and, as upstream does, again on every UPDATE of `jobs`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from jobguard.validators.errors import (
     ErrorType,
@@ -17,8 +18,8 @@ from jobguard.validators.errors import (
 )
 from jobguard.validators.model import INDEXED, NON_INDEXED, Job, JobSpec
 from jobguard.validators.names import is_dns1123_label, is_dns1123_subdomain
-from jobguard.validators.rules.pod_failure_policy import check_pod_failure_policy
-from jobguard.validators.rules.success_policy import check_success_policy
+from jobguard.validators.rules.pod_failure_policy import validate_pod_failure_policy
+from jobguard.validators.rules.success_policy import validate_success_policy
 from jobguard.validators.strategy import SpecOptions
 
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
@@ -215,24 +216,31 @@ def _restart_policy(spec: JobSpec, path: str) -> list[FieldError]:
     return []
 
 
-def check_job_spec(
-    spec: JobSpec, old: JobSpec | None, path: str, opts: SpecOptions
+def validate_job_spec(
+    spec: JobSpec,
+    old: JobSpec | None,
+    path: str,
+    opts: SpecOptions,
+    template_errors: Sequence[FieldError] = (),
 ) -> list[FieldError]:
     """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order: a
     function of the spec alone (`old` is not read). `opts` is DEFAULTED for a Job, AS_WRITTEN
-    for a CronJob's template, which the Job defaulter never touches.
+    for a CronJob's template, which the Job defaulter never touches. `template_errors`:
+    ValidatePodTemplateSpec's errors for `spec.template` (pod.validate_pod_template_spec, on the
+    template as sent), placed where upstream runs it, before the restart policy's check.
     """
     errors = _non_negative_counts(spec, path)
     errors += _managed_by(spec, path)
     errors += _completion_mode(spec, path)
-    errors += check_pod_failure_policy(spec, None, path, opts)
-    errors += check_success_policy(spec, None, path, None)
+    errors += validate_pod_failure_policy(spec, None, path, opts)
+    errors += validate_success_policy(spec, None, path, None)
     errors += _pod_replacement_policy(spec, path)
+    errors += template_errors
     errors += _restart_policy(spec, path)
     return errors
 
 
-def check_indexed_hostname(job: Job, old: Job | None, path: str, opts: None) -> list[FieldError]:
+def validate_indexed_hostname(job: Job, old: Job | None, path: str, opts: None) -> list[FieldError]:
     """JS-007: the largest Indexed pod hostname `<name>-<completions-1>` must be a DNS label
     (`path` is the Job's metadata)."""
     spec, name = job.spec, job.metadata.name or ""

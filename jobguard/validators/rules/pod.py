@@ -1,10 +1,14 @@
 """POD-001..POD-025: upstream's ValidatePodTemplateSpec on a Job's pod template
 and a CronJob's `spec.jobTemplate.spec.template` (docs/RULES.md, "Pod template (POD)").
 
-One pass over the template, in upstream's order: template labels and annotations (IM-008),
-volumes, containers, then init containers. Values of the wrong JSON type are left to decoding
-and the schema rules (SC): a rule here judges only what the API server could have decoded.
-Fields the API server defaults (imagePullPolicy, port protocol) are judged as defaulted.
+One pass over the template with upstream's skeleton: `validate_pod_template_spec` (the
+template's labels and annotations, IM-008 and POD-026, then `validate_pod_spec`, then the
+annotations against the fields), and `validate_pod_spec` calling its parts in ValidatePodSpec's
+order, each named after the upstream function it ports, so errors come in the API server's
+order and a release's diff upstream reads as a diff here. Values of the wrong JSON type are
+left to decoding and the schema rules (SC): a rule here judges only what the API server could
+have decoded. Fields the API server defaults (imagePullPolicy, port protocol, an empty
+terminationMessagePolicy) are judged as defaulted.
 
 Upstream: `pkg/apis/core/validation/validation.go` (ValidatePodTemplateSpec, ValidatePodSpec, validateContainers, validateResourceRequirements, validatePodResources), kubernetes v1.37.2 (git tag v1.37.2).
 """
@@ -29,49 +33,55 @@ from jobguard.validators.rules.pod_annotations import (
     validate_pod_specific_annotations,
     validate_seccomp_annotations_and_fields,
 )
-from jobguard.validators.rules.pod_common import PodOptions, pod_options
+from jobguard.validators.rules.pod_common import CONTAINER_KINDS, PodOptions, pod_options
 from jobguard.validators.rules.pod_containers import (
-    check_env,
-    check_env_from,
-    check_ephemeral_containers,
-    check_file_key_ref_volumes,
-    check_host_network_ports,
-    check_init_extras,
-    check_init_restart_policy,
-    check_regular_extras,
-    check_resize_policy,
-    check_termination_message_policy,
-    check_volume_devices,
-    check_volume_mounts,
+    LIFECYCLE_AND_PROBES_ORDER,
+    NOT_FOR_INIT,
+    validate_container_restart_policy,
+    validate_env,
+    validate_env_from,
+    validate_file_key_ref_volumes,
+    validate_init_container_restart_policy,
+    validate_lifecycle_and_probes,
+    validate_no_ephemeral_containers_in_template,
+    validate_pod_host_network_deps,
+    validate_resize_policy,
+    validate_termination_message_policy,
+    validate_volume_devices,
+    validate_volume_mounts,
 )
 from jobguard.validators.rules.pod_dns import (
-    check_dns_config,
-    check_dns_policy,
-    check_host_aliases,
-    check_host_names,
-    check_hostname_and_subdomain,
+    DNS_POLICIES,
+    HOSTNAME_FIELDS,
+    validate_dns_policy,
+    validate_host_aliases,
+    validate_hostname_and_subdomain,
+    validate_pod_dns_config,
+    validate_pod_host_name,
 )
 from jobguard.validators.rules.pod_resources import (
-    check_container_claims,
-    check_pod_resource_claims,
-    pod_claim_names,
+    gather_pod_resource_claim_names,
+    validate_pod_resource_claims,
+    validate_resource_claim_names,
 )
 from jobguard.validators.rules.pod_scheduling import (
-    check_affinity,
-    check_identity_fields,
-    check_node_selector,
-    check_priority_fields,
-    check_readiness_gates,
-    check_restart_policy,
-    check_scheduling_gates,
-    check_tolerations,
-    check_topology_spread,
+    RESTART_POLICIES,
+    validate_affinity,
+    validate_node_selector_labels,
+    validate_priority_fields,
+    validate_readiness_gates,
+    validate_restart_policy,
+    validate_scheduling_gates,
+    validate_service_account_node_name_and_deadline,
+    validate_tolerations,
+    validate_topology_spread_constraints,
 )
 from jobguard.validators.rules.pod_security import (
-    check_container_security_context,
-    check_host_users,
-    check_os,
-    check_pod_security_context,
+    validate_host_users,
+    validate_os,
+    validate_pod_spec_security_context,
+    validate_security_context,
+    validate_share_process_namespace,
     validate_windows_host_process_pod,
 )
 from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
@@ -191,7 +201,7 @@ def _resource_name_errors(name: str, path: str, pod_level: bool = False) -> list
     return errors
 
 
-def _quantity_value_errors(
+def validate_resource_quantity_value(
     name: str, quantity: Quantity, path: str, indivisible_ok: bool
 ) -> list[FieldError]:
     """ValidateResourceQuantityValue and the hugepages size check."""
@@ -259,7 +269,7 @@ def _chars(items: tuple[tuple[str, _Scalar], ...]) -> int:
     return sum(len(name) + (len(value) if isinstance(value, str) else 8) for name, value in items)
 
 
-def check_resources(
+def validate_resource_requirements(
     resources: Any, path: str, create: bool, indivisible_ok: bool = False, pod_level: bool = False
 ) -> list[FieldError]:
     """validateResourceRequirements for one container (claims are not covered)."""
@@ -279,7 +289,9 @@ def check_resources(
         return list(
             _cached_resources(limits_items, requests_items, path, create, indivisible_ok, pod_level)
         )
-    return _check_resources(limits_raw, requests_raw, path, create, indivisible_ok, pod_level)
+    return _validate_resource_requirements(
+        limits_raw, requests_raw, path, create, indivisible_ok, pod_level
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -292,11 +304,13 @@ def _cached_resources(
     pod_level: bool,
 ) -> tuple[FieldError, ...]:
     return tuple(
-        _check_resources(dict(limits), dict(requests), path, create, indivisible_ok, pod_level)
+        _validate_resource_requirements(
+            dict(limits), dict(requests), path, create, indivisible_ok, pod_level
+        )
     )
 
 
-def _check_resources(
+def _validate_resource_requirements(
     limits_raw: dict[str, Any],
     requests_raw: dict[str, Any],
     path: str,
@@ -314,14 +328,14 @@ def _check_resources(
         entry = f"{limits_path}[{name}]"
         errors += _resource_name_errors(name, entry, pod_level)
         if name in limits:
-            errors += _quantity_value_errors(name, limits[name], entry, indivisible_ok)
+            errors += validate_resource_quantity_value(name, limits[name], entry, indivisible_ok)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
     for name in requests_raw:
         entry = f"{requests_path}[{name}]"
         errors += _resource_name_errors(name, entry, pod_level)
         if name in requests:
-            errors += _quantity_value_errors(name, requests[name], entry, indivisible_ok)
+            errors += validate_resource_quantity_value(name, requests[name], entry, indivisible_ok)
             errors += _request_against_limit(name, requests[name], limits, limits_raw, path)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
@@ -374,7 +388,7 @@ def validate_pod_resources(
     if resources.get("claims") is not None:
         detail = "claims may not be set for Resources at pod-level"
         errors.append(forbidden("POD-010", f"{at}.claims", detail))
-    errors += check_resources(
+    errors += validate_resource_requirements(
         resources, at, True, options.allow_indivisible_huge_pages_values, pod_level=True
     )
     return errors + validate_pod_resource_consistency(spec, resources, at)
@@ -391,7 +405,7 @@ def _quantities(entries: Any) -> dict[str, Quantity]:
     return out
 
 
-def _add(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+def add_resource_list(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
     """addResourceList (a sum keeps the first quantity's format, as Quantity.Add does)."""
     for name, quantity in more.items():
         found = total.get(name)
@@ -400,7 +414,7 @@ def _add(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
         )
 
 
-def _max(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+def max_resource_list(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
     """maxResourceList."""
     for name, quantity in more.items():
         found = total.get(name)
@@ -414,21 +428,21 @@ def aggregate_container_resources(spec: dict[str, Any], kind: str) -> dict[str, 
     restartable init containers before it), sidecars added to the sum."""
     result: dict[str, Quantity] = {}
     for container in _list(spec.get("containers")):
-        _add(result, _quantities(_dict(_dict(container).get("resources")).get(kind)))
+        add_resource_list(result, _quantities(_dict(_dict(container).get("resources")).get(kind)))
     sidecars: dict[str, Quantity] = {}
     init_peak: dict[str, Quantity] = {}
     for container in _list(spec.get("initContainers")):
         container = _dict(container)
         own = _quantities(_dict(container.get("resources")).get(kind))
         if container.get("restartPolicy") == "Always":
-            _add(result, own)
-            _add(sidecars, own)
+            add_resource_list(result, own)
+            add_resource_list(sidecars, own)
             use = dict(sidecars)
         else:
             use = dict(own)
-            _add(use, sidecars)
-        _max(init_peak, use)
-    _max(result, init_peak)
+            add_resource_list(use, sidecars)
+        max_resource_list(init_peak, use)
+    max_resource_list(result, init_peak)
     return result
 
 
@@ -469,7 +483,7 @@ def validate_pod_resource_consistency(
 # --- containers ----------------------------------------------------------------------------------
 
 
-def _check_ports(ports: Any, path: str) -> list[FieldError]:
+def validate_container_ports(ports: Any, path: str) -> list[FieldError]:
     """validateContainerPorts."""
     errors: list[FieldError] = []
     names: set[str] = set()
@@ -501,7 +515,7 @@ def _check_ports(ports: Any, path: str) -> list[FieldError]:
     return errors
 
 
-def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
+def check_host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
     """AccumulateUniqueHostPorts: protocol/hostIP/hostPort once per pod (per init container)."""
     errors: list[FieldError] = []
     seen: set[str] = set()
@@ -520,7 +534,7 @@ def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _check_container(
+def validate_container_common(
     container: dict[str, Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateContainerCommon, in upstream's order."""
@@ -535,22 +549,22 @@ def _check_container(
     if _text(container.get("image")) == "":
         errors.append(required_error("POD-003", f"{path}.image"))
     if "terminationMessagePolicy" in container:
-        errors += check_termination_message_policy(
+        errors += validate_termination_message_policy(
             container["terminationMessagePolicy"], f"{path}.terminationMessagePolicy"
         )
-    errors += _check_ports(container.get("ports"), f"{path}.ports")
+    errors += validate_container_ports(container.get("ports"), f"{path}.ports")
     if "env" in container:
-        errors += check_env(container["env"], f"{path}.env", options, pod.file_refs)
+        errors += validate_env(container["env"], f"{path}.env", options, pod.file_refs)
     if "envFrom" in container:
-        errors += check_env_from(container["envFrom"], f"{path}.envFrom", options)
+        errors += validate_env_from(container["envFrom"], f"{path}.envFrom", options)
     if "volumeMounts" in container:
-        errors += check_volume_mounts(container, pod.volumes, f"{path}.volumeMounts")
+        errors += validate_volume_mounts(container, pod.volumes, f"{path}.volumeMounts")
     if "volumeDevices" in container:
-        errors += check_volume_devices(container, pod.volumes, f"{path}.volumeDevices")
+        errors += validate_volume_devices(container, pod.volumes, f"{path}.volumeDevices")
     policy = _text(container.get("imagePullPolicy"))
     if policy and policy not in PULL_POLICIES:
         errors.append(not_supported("POD-004", f"{path}.imagePullPolicy", policy, PULL_POLICIES))
-    errors += check_resources(
+    errors += validate_resource_requirements(
         container.get("resources"),
         f"{path}.resources",
         create,
@@ -558,15 +572,15 @@ def _check_container(
     )
     resources = container.get("resources")
     if isinstance(resources, dict) and "claims" in resources:
-        errors += check_container_claims(
+        errors += validate_resource_claim_names(
             resources["claims"], f"{path}.resources.claims", pod.claims, options
         )
     if "resizePolicy" in container:
-        errors += check_resize_policy(
+        errors += validate_resize_policy(
             container["resizePolicy"], f"{path}.resizePolicy", pod.restart_policy, options
         )
     if "securityContext" in container:
-        errors += check_container_security_context(
+        errors += validate_security_context(
             container["securityContext"],
             f"{path}.securityContext",
             pod.host_users,
@@ -575,7 +589,7 @@ def _check_container(
     return errors
 
 
-def _check_containers(
+def validate_containers(
     containers: list[Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateContainers: at least one, names unique, host ports unique across them."""
@@ -587,16 +601,23 @@ def _check_containers(
         if not isinstance(container, dict):
             continue
         at = f"{path}[{index}]"
-        errors += _check_container(container, pod, at, create)
+        errors += validate_container_common(container, pod, at, create)
         name = _text(container.get("name"))
         if name is not None and name in names:
             errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         names.add(name)
-        errors += check_regular_extras(container, at, pod.grace, pod.options)
-    return errors + _host_port_conflicts(containers, path)
+        errors += validate_lifecycle_and_probes(container, pod.grace, at)
+        if pod.options.container_restart_rules:
+            if "restartPolicy" in container or "restartPolicyRules" in container:
+                errors += validate_container_restart_policy(container, at, pod.options)
+        elif container.get("restartPolicy") is not None:
+            # restartPolicyRules are dropped before validation while the gate is off.
+            detail = "may not be set for non-init containers"
+            errors.append(forbidden("POD-012", f"{at}.restartPolicy", detail))
+    return errors + check_host_port_conflicts(containers, path)
 
 
-def _check_init_containers(
+def validate_init_containers(
     init: list[Any], regular: list[Any], pod: _Pod, path: str, create: bool
 ) -> list[FieldError]:
     """validateInitContainers: names unique across init and regular containers."""
@@ -606,21 +627,37 @@ def _check_init_containers(
         if not isinstance(container, dict):
             continue
         at = f"{path}[{index}]"
-        errors += _check_container(container, pod, at, create)
-        if "restartPolicy" in container:
-            errors += check_init_restart_policy(container, at, pod.options)
+        errors += validate_container_common(container, pod, at, create)
+        errors += validate_init_container_restart_policy(container, at, pod.options)
         name = _text(container.get("name"))
         if name is not None and name in names:
             errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         elif name:
             names.add(name)
         # Upstream checks each init container's host ports alone (and names it index 0).
-        errors += _host_port_conflicts([container], path)
-        errors += check_init_extras(container, at, pod.grace, pod.options)
+        errors += check_host_port_conflicts([container], path)
+        sidecar = container.get("restartPolicy") == "Always"
+        if sidecar:
+            errors += validate_lifecycle_and_probes(container, pod.grace, at)
+        else:
+            for name in LIFECYCLE_AND_PROBES_ORDER:
+                if container.get(name) is not None:
+                    errors.append(forbidden("POD-012", f"{at}.{name}", NOT_FOR_INIT))
+        # AllowSidecarResizePolicy is on in every supported release.
+        if (
+            not sidecar
+            and pod.options.newest_resize_policy
+            and not pod.options.allow_existing_restart_container_for_non_sidecar_init_container
+        ):
+            for policy_index, entry in enumerate(_list(container.get("resizePolicy"))):
+                if _dict(entry).get("restartPolicy") == "RestartContainer":
+                    policy_at = f"{at}.resizePolicy[{policy_index}].restartPolicy"
+                    detail = "must not be set to 'RestartContainer' for non-sidecar initContainers"
+                    errors.append(invalid("POD-013", policy_at, "RestartContainer", detail))
     return errors
 
 
-def _check_volumes(
+def validate_volumes(
     volumes: list[Any], path: str, options: PodOptions
 ) -> tuple[dict[str, str], list[FieldError]]:
     """ValidateVolumes: sources (POD-015), names valid and unique (POD-007); a volume with no
@@ -665,136 +702,160 @@ class _Pod(NamedTuple):
     """Filled by the container checks: the env entries with a fileKeyRef."""
 
 
-def check_pod_template(
+def validate_pod_template_spec(
     template: Any,
     path: str,
+    opts: PodOptions | None = None,
     *,
     create: bool,
     version: str = DEFAULT_VERSION,
-    options: PodOptions | None = None,
 ) -> list[FieldError]:
     """ValidatePodTemplateSpec for the template at `path`, as the API server of `version`
     judges it (with its default feature gates).
 
-    `create`: the request creates the object. `options`: upstream's PodValidationOptions of
-    the request (`pod_util.get_validation_options_from_pod_template`, from the old and the new
-    template on UPDATE); the CREATE options of `version` when None.
+    `opts`: upstream's PodValidationOptions of the request
+    (`pod_util.get_validation_options_from_pod_template`, from the old and the new template on
+    UPDATE); the CREATE options of `version` when None. `create`: the request creates the
+    object (on UPDATE a quantity that does not parse is not reported here: the stored object's
+    parsed).
     """
     template = _dict(template)
     meta = _dict(template.get("metadata"))
-    errors = check_labels_and_annotations(meta, None, path, None)
     spec = _dict(template.get("spec"))
-    if options is None:
-        options = pod_options(version)
+    if opts is None:
+        opts = pod_options(version)
+    # ValidateLabels, ValidateAnnotations.
+    errors = check_labels_and_annotations(meta, None, path, None)
     # Every pod-specific annotation check reads an annotation: most templates have none.
     annotations = meta.get("annotations")
-    if annotations and isinstance(annotations, dict):
-        errors += validate_pod_specific_annotations(
-            annotations, spec, f"{path}.annotations", options
-        )
+    has_annotations = isinstance(annotations, dict) and bool(annotations)
+    if isinstance(annotations, dict) and annotations:
+        errors += validate_pod_specific_annotations(annotations, spec, f"{path}.annotations", opts)
     at = f"{path}.spec"
-    volumes, volume_errors = _check_volumes(_list(spec.get("volumes")), f"{at}.volumes", options)
-    errors += volume_errors
-    if "resourceClaims" in spec:
-        errors += check_pod_resource_claims(spec["resourceClaims"], f"{at}.resourceClaims", options)
-    grace = spec.get("terminationGracePeriodSeconds", 30)
-    pod = _Pod(  # positional: this runs for every template
-        volumes,
-        options,
-        grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
-        spec.get("restartPolicy") or "Always",
-        spec.get("hostUsers") is not False,
-        [],
-        pod_claim_names(spec, options) if "resourceClaims" in spec else _NO_CLAIMS,
-    )
-    containers = _list(spec.get("containers"))
-    errors += _check_containers(containers, pod, f"{at}.containers", create)
-    init = _list(spec.get("initContainers"))
-    errors += _check_init_containers(init, containers, pod, f"{at}.initContainers", create)
-    if options.pod_level_resources and "resources" in spec:
-        errors += validate_pod_resources(spec, at, options)
-    errors += check_pod_spec_rest(spec, at, options, bool(pod.file_refs))
-    if annotations and isinstance(annotations, dict):
+    errors += validate_pod_spec(spec, None, at, opts, create=create)
+    if has_annotations:
         errors += validate_seccomp_annotations_and_fields(meta, spec, at)
         errors += validate_app_armor_annotations_and_fields_match_on_create(meta, spec, at)
     if "ephemeralContainers" in spec:
-        errors += check_ephemeral_containers(
+        errors += validate_no_ephemeral_containers_in_template(
             spec["ephemeralContainers"], f"{at}.ephemeralContainers"
         )
     return errors
 
 
-_DNS_POLICIES = frozenset(("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None", "", None))
-_RESTART_POLICIES = frozenset(("Always", "OnFailure", "Never", "", None))
+# The values needing no check: the valid ones and unset (defaulted).
+_DNS_POLICIES = frozenset((*DNS_POLICIES, "", None))
+_RESTART_POLICIES = frozenset((*RESTART_POLICIES, "", None))
 _SECURITY_KEYS = frozenset(("securityContext", "shareProcessNamespace"))
 _IDENTITY_KEYS = frozenset(("serviceAccountName", "nodeName", "activeDeadlineSeconds"))
-_NAME_KEYS = frozenset(("hostname", "subdomain"))
+_NAME_KEYS = frozenset(HOSTNAME_FIELDS)
 _PRIORITY_KEYS = frozenset(("priorityClassName", "runtimeClassName", "preemptionPolicy"))
 
 
-def check_pod_spec_rest(
-    spec: dict[str, Any], path: str, options: PodOptions, file_refs: bool = True
+def validate_pod_spec(
+    spec: dict[str, Any],
+    pod_meta: dict[str, Any] | None,
+    path: str,
+    opts: PodOptions,
+    *,
+    create: bool = True,
 ) -> list[FieldError]:
-    """ValidatePodSpec after the containers, in upstream's order (POD-017..POD-024). A check
-    runs only when its fields are set: most templates set few of them."""
+    """ValidatePodSpec: its parts in upstream's order, so errors come in the API server's order.
+
+    `pod_meta` is upstream's podMeta (None for a template: ValidateVolumes and
+    validatePodResourceClaims take it for a pod's own name). A part runs only when a field it
+    reads is set: most templates set few of them, and for an unset field upstream's part finds
+    nothing either (each guard checked against v1.37.2; fields the API server defaults are
+    judged as defaulted, an empty or null one too). Not ported, as the API server never
+    sees them in a Job's template: terminationGracePeriodSeconds required (defaulted to 30),
+    validateEphemeralContainers (the template's ephemeral containers are refused whole by
+    ValidatePodTemplateSpec), validateImagePullSecrets (a reference holds only a name after
+    decoding), deprecatedServiceAccount (defaulting keeps it equal to serviceAccountName),
+    schedulingGroup (alpha: dropped while its gate is off).
+    """
     errors: list[FieldError] = []
-    if spec.get("hostNetwork") is True:
-        errors += check_host_network_ports(
-            _list(spec.get("containers")), f"{path}.containers", True
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is None:
+        grace = 30  # SetDefaults_PodSpec, for an unset or null one
+    volumes, volume_errors = validate_volumes(_list(spec.get("volumes")), f"{path}.volumes", opts)
+    errors += volume_errors
+    if "resourceClaims" in spec:
+        errors += validate_pod_resource_claims(
+            spec["resourceClaims"], f"{path}.resourceClaims", opts
         )
+    pod = _Pod(  # positional: this runs for every template
+        volumes,
+        opts,
+        grace if isinstance(grace, int) and not isinstance(grace, bool) else None,
+        spec.get("restartPolicy") or "Always",
+        spec.get("hostUsers") is not False,
+        [],
+        gather_pod_resource_claim_names(spec, opts) if "resourceClaims" in spec else _NO_CLAIMS,
+    )
+    containers = _list(spec.get("containers"))
+    errors += validate_containers(containers, pod, f"{path}.containers", create)
+    init = _list(spec.get("initContainers"))
+    errors += validate_init_containers(init, containers, pod, f"{path}.initContainers", create)
+    if opts.pod_level_resources and "resources" in spec:
+        errors += validate_pod_resources(spec, path, opts)
+    if spec.get("hostNetwork") is True:
+        errors += validate_pod_host_network_deps(spec, path, opts)
     if spec.get("restartPolicy") not in _RESTART_POLICIES:
-        errors += check_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", options)
+        errors += validate_restart_policy(spec["restartPolicy"], f"{path}.restartPolicy", opts)
     if spec.get("dnsPolicy") not in _DNS_POLICIES:
-        errors += check_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", options)
+        errors += validate_dns_policy(spec["dnsPolicy"], f"{path}.dnsPolicy", opts)
     if "nodeSelector" in spec:
-        errors += check_node_selector(spec["nodeSelector"], f"{path}.nodeSelector", options)
+        errors += validate_node_selector_labels(spec["nodeSelector"], f"{path}.nodeSelector", opts)
     if not _SECURITY_KEYS.isdisjoint(spec):
-        errors += check_pod_security_context(spec, path, options)
+        errors += validate_pod_spec_security_context(spec, path, opts)
+    if opts.share_process_namespace_last and spec.get("shareProcessNamespace") is True:
+        # From 1.37 its own step (validateShareProcessNamespace); before, inside the above.
+        errors += validate_share_process_namespace(spec, path)
     if "affinity" in spec:
-        errors += check_affinity(spec["affinity"], f"{path}.affinity", options)
+        errors += validate_affinity(spec["affinity"], opts, f"{path}.affinity")
     if "dnsConfig" in spec or spec.get("dnsPolicy") == "None":
-        errors += check_dns_config(spec, f"{path}.dnsConfig", options)
+        errors += validate_pod_dns_config(spec, f"{path}.dnsConfig", opts)
     if "readinessGates" in spec:
-        errors += check_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", options)
+        errors += validate_readiness_gates(spec["readinessGates"], f"{path}.readinessGates", opts)
     if "schedulingGates" in spec:
-        errors += check_scheduling_gates(
-            spec["schedulingGates"], f"{path}.schedulingGates", options
+        errors += validate_scheduling_gates(
+            spec["schedulingGates"], f"{path}.schedulingGates", opts
         )
     if "topologySpreadConstraints" in spec:
-        errors += check_topology_spread(
-            spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", options
+        errors += validate_topology_spread_constraints(
+            spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints", opts
         )
     if _has_windows_options(spec):
         errors += validate_windows_host_process_pod(spec, path)
     if spec.get("hostUsers") is False:
-        errors += check_host_users(spec, path, options)
+        errors += validate_host_users(spec, path, opts)
     if "hostnameOverride" in spec:
-        errors += check_host_names(spec, path, options)
+        errors += validate_pod_host_name(spec, path, opts)
     if not _IDENTITY_KEYS.isdisjoint(spec):
-        errors += check_identity_fields(spec, path, options)
+        errors += validate_service_account_node_name_and_deadline(spec, path, opts)
     if not _NAME_KEYS.isdisjoint(spec):
-        errors += check_hostname_and_subdomain(spec, path, options)
+        errors += validate_hostname_and_subdomain(spec, path, opts)
     if "tolerations" in spec:
-        errors += check_tolerations(spec["tolerations"], f"{path}.tolerations", options)
+        errors += validate_tolerations(spec["tolerations"], f"{path}.tolerations", opts)
     if "hostAliases" in spec:
-        errors += check_host_aliases(spec["hostAliases"], f"{path}.hostAliases", options)
+        errors += validate_host_aliases(spec["hostAliases"], f"{path}.hostAliases", opts)
     if not _PRIORITY_KEYS.isdisjoint(spec):
-        errors += check_priority_fields(spec, path, options)
+        errors += validate_priority_fields(spec, path, opts)
     if spec.get("overhead"):
         # validateOverhead: the container checks, on a ResourceRequirements of these limits.
-        errors += check_resources(
+        errors += validate_resource_requirements(
             {"limits": spec["overhead"]},
             f"{path}.overhead",
             True,
-            options.allow_indivisible_huge_pages_values,
+            opts.allow_indivisible_huge_pages_values,
         )
     if "os" in spec:
-        errors += check_os(spec, path, options)
-    if options.env_files and file_refs:
-        kinds = _volume_kinds(spec, options)
+        errors += validate_os(spec, path, opts)
+    if opts.env_files and pod.file_refs:
+        kinds = _volume_kinds(spec, opts)
         for kind in ("initContainers", "containers"):
-            errors += check_file_key_ref_volumes(
-                _list(spec.get(kind)), f"{path}.{kind}", kinds, options
+            errors += validate_file_key_ref_volumes(
+                _list(spec.get(kind)), f"{path}.{kind}", kinds, opts
             )
     return errors
 
@@ -805,7 +866,7 @@ def _has_windows_options(spec: dict[str, Any]) -> bool:
         return True
     return any(
         isinstance(_dict(_dict(c).get("securityContext")).get("windowsOptions"), dict)
-        for kind in ("initContainers", "containers", "ephemeralContainers")
+        for kind in CONTAINER_KINDS
         for c in _list(spec.get(kind))
     )
 

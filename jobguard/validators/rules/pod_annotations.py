@@ -22,8 +22,13 @@ from typing import Any
 
 from jobguard.validators.cron import go_quote
 from jobguard.validators.errors import FieldError, forbidden, invalid
-from jobguard.validators.rules.pod_common import PodOptions, as_dict, as_list, text
-from jobguard.validators.rules.pod_scheduling import check_tolerations
+from jobguard.validators.rules.pod_common import (
+    PodOptions,
+    as_dict,
+    text,
+    visit_containers_with_path,
+)
+from jobguard.validators.rules.pod_scheduling import validate_tolerations
 from jobguard.validators.rules.pod_util import POD_DELETION_COST, valid_pod_deletion_cost
 
 MIRROR_POD = "kubernetes.io/config.mirror"
@@ -34,17 +39,6 @@ RUNTIME_DEFAULT = "runtime/default"
 DOCKER_DEFAULT = "docker/default"
 UNCONFINED = "unconfined"
 LOCALHOST_PREFIX = "localhost/"
-_CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
-
-
-def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
-    """podshelper.VisitContainersWithPath: init containers, containers, ephemeral containers."""
-    out = []
-    for kind in _CONTAINER_KINDS:
-        for index, container in enumerate(as_list(spec.get(kind))):
-            if isinstance(container, dict):
-                out.append((container, f"{path}.{kind}[{index}]"))
-    return out
 
 
 def validate_local_descending_path(value: str, path: str) -> list[FieldError]:
@@ -97,7 +91,7 @@ def validate_pod_specific_annotations(
         if isinstance(annotations[key], str):
             errors += validate_seccomp_profile(annotations[key], f"{path}.{key}")
     # ValidateAppArmorPodAnnotations
-    names = {c.get("name") for c, _ in _containers_with_paths(spec, "")}
+    names = {c.get("name") for c, _ in visit_containers_with_path(spec, "")}
     for key in sorted(k for k in annotations if k.startswith(APPARMOR_CONTAINER_PREFIX)):
         container = key[len(APPARMOR_CONTAINER_PREFIX) :]
         if container not in names:
@@ -109,7 +103,9 @@ def validate_pod_specific_annotations(
     return errors
 
 
-def _seccomp_match(annotation: str, profile: Any, path: str) -> list[FieldError]:
+def validate_seccomp_annotations_and_fields_match(
+    annotation: str, profile: Any, path: str
+) -> list[FieldError]:
     """validateSeccompAnnotationsAndFieldsMatch."""
     if not isinstance(profile, dict):
         return []
@@ -142,12 +138,14 @@ def validate_seccomp_annotations_and_fields(
     annotation = annotations.get(SECCOMP_POD)
     if profile is not None and isinstance(annotation, str):
         at = f"{path}.securityContext.seccompProfile"
-        errors += _seccomp_match(annotation, profile, at)
-    for container, at in _containers_with_paths(spec, path):
+        errors += validate_seccomp_annotations_and_fields_match(annotation, profile, at)
+    for container, at in visit_containers_with_path(spec, path):
         profile = as_dict(container.get("securityContext")).get("seccompProfile")
         annotation = annotations.get(f"{SECCOMP_CONTAINER_PREFIX}{container.get('name')}")
         if profile is not None and isinstance(annotation, str):
-            errors += _seccomp_match(annotation, profile, f"{at}.securityContext.seccompProfile")
+            errors += validate_seccomp_annotations_and_fields_match(
+                annotation, profile, f"{at}.securityContext.seccompProfile"
+            )
     return errors
 
 
@@ -160,7 +158,7 @@ def validate_app_armor_annotations_and_fields_match_on_create(
     annotations = as_dict(meta.get("annotations"))
     pod_profile = as_dict(spec.get("securityContext")).get("appArmorProfile")
     errors: list[FieldError] = []
-    for container, at in _containers_with_paths(spec, path):
+    for container, at in visit_containers_with_path(spec, path):
         profile = as_dict(container.get("securityContext")).get("appArmorProfile") or pod_profile
         annotation = annotations.get(f"{APPARMOR_CONTAINER_PREFIX}{container.get('name')}")
         if not isinstance(profile, dict) or not isinstance(annotation, str):
@@ -342,4 +340,4 @@ def validate_tolerations_in_pod_annotations(
         tolerations = get_tolerations_from_pod_annotations(annotations[TOLERATIONS_ANNOTATION])
     except _GoJsonError as error:
         return [invalid("POD-026", path, TOLERATIONS_ANNOTATION, str(error))]
-    return check_tolerations(tolerations, f"{path}.{TOLERATIONS_ANNOTATION}", options)
+    return validate_tolerations(tolerations, f"{path}.{TOLERATIONS_ANNOTATION}", options)

@@ -22,6 +22,9 @@ from jobguard.validators.names import (
 from jobguard.validators.selectors import validate_label_selector
 from jobguard.validators.versions import DEFAULT_VERSION, Release
 
+CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
+"""The container lists of a pod spec, in podutil.VisitContainers' order."""
+
 
 @dataclass(frozen=True, slots=True)
 class PodOptions:
@@ -103,6 +106,17 @@ def pod_options(version: str = DEFAULT_VERSION) -> PodOptions:
 
 
 # --- JSON as Go decodes it ------------------------------------------------------------------------
+
+
+def visit_containers_with_path(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
+    """podshelper.VisitContainersWithPath: each container (as JSON) with its path, init
+    containers first, then containers, then ephemeral containers (`path`: the pod spec's)."""
+    out = []
+    for kind in CONTAINER_KINDS:
+        for index, container in enumerate(as_list(spec.get(kind))):
+            if isinstance(container, dict):
+                out.append((container, f"{path}.{kind}[{index}]"))
+    return out
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -48,18 +48,25 @@ PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
 LIFECYCLE_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
 HTTP_SCHEMES = ["HTTP", "HTTPS"]
 TERMINATION_MESSAGE_POLICIES = ["FallbackToLogsOnError", "File"]
+# The sets.List (sorted) orders of upstream's supportedContainerRestartPolicies,
+# supportedContainerRestartPolicyOperators, supportedResizeResources and
+# supportedResizePolicies.
+CONTAINER_RESTART_POLICIES = ["Always", "Never", "OnFailure"]
+CONTAINER_RESTART_RULE_OPERATORS = ["In", "NotIn"]
+RESIZE_RESOURCES = ["cpu", "memory"]
+RESIZE_RESTART_POLICIES = ["NotRequired", "RestartContainer"]
 _HTTP_HEADER = re.compile("[-A-Za-z0-9]+")
 _HTTP_HEADER_MSG = (
     "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', "
     "regex used for validation is '[-A-Za-z0-9]+')"
 )
-_NOT_FOR_INIT = "may not be set for init containers without restartPolicy=Always"
+NOT_FOR_INIT = "may not be set for init containers without restartPolicy=Always"
 
 
 # --- probes and lifecycle handlers (POD-011) -----------------------------------------------------
 
 
-def _port_num_or_name(port: Any, path: str) -> list[FieldError]:
+def validate_port_num_or_name(port: Any, path: str) -> list[FieldError]:
     """ValidatePortNumOrName."""
     if isinstance(port, str):
         return list(each("POD-011", path, port, port_name_problems(port)))
@@ -69,7 +76,7 @@ def _port_num_or_name(port: Any, path: str) -> list[FieldError]:
     return list(each("POD-011", path, number, port_num_problems(number)))
 
 
-def _handler(
+def validate_handler(
     handler: dict[str, Any], kinds: tuple[str, ...], grace: int | None, path: str
 ) -> list[FieldError]:
     """validateHandler: exactly one handler type, each valid."""
@@ -89,10 +96,10 @@ def _handler(
             if not as_list(action.get("command")):
                 errors.append(required(rule, f"{at}.command"))
         elif kind == "httpGet":
-            if text(action.get("path", "/")) == "":
-                errors.append(required(rule, f"{at}.path"))
-            errors += _port_num_or_name(action.get("port"), f"{at}.port")
-            scheme = text(action.get("scheme", "HTTP"))
+            # SetDefaults_HTTPGetAction: an unset, null or empty path is "/" (so upstream's
+            # Required cannot fire), an empty scheme HTTP.
+            errors += validate_port_num_or_name(action.get("port"), f"{at}.port")
+            scheme = text(action.get("scheme") or "HTTP")
             if scheme is not None and scheme not in HTTP_SCHEMES:
                 errors.append(not_supported(rule, f"{at}.scheme", scheme, HTTP_SCHEMES))
             for header in as_list(action.get("httpHeaders")):
@@ -100,7 +107,7 @@ def _handler(
                 if name is not None and _HTTP_HEADER.fullmatch(name) is None:
                     errors.append(invalid(rule, f"{at}.httpHeaders", name, _HTTP_HEADER_MSG))
         elif kind == "tcpSocket":
-            errors += _port_num_or_name(action.get("port"), f"{at}.port")
+            errors += validate_port_num_or_name(action.get("port"), f"{at}.port")
         elif kind == "grpc":
             port = integer(action.get("port"))
             if port is not None:
@@ -126,12 +133,13 @@ _PROBE_FIELDS = (
 )
 
 
-def check_probe(probe: Any, kind: str, grace: int | None, path: str) -> list[FieldError]:
-    """validateLivenessProbe / validateReadinessProbe / validateStartupProbe (validateProbe)."""
+def validate_probe(probe: Any, grace: int | None, path: str, kind: str) -> list[FieldError]:
+    """validateProbe, with validateLivenessProbe / validateReadinessProbe /
+    validateStartupProbe's own checks as `kind` (the probe's field name) says."""
     if not isinstance(probe, dict):
         return []
     rule = "POD-011"
-    errors = _handler(probe, PROBE_HANDLERS, grace, path)
+    errors = validate_handler(probe, PROBE_HANDLERS, grace, path)
     for name, default in _PROBE_FIELDS:
         value = opt_int(probe.get(name))
         if value is None or (value == 0 and name != "initialDelaySeconds"):
@@ -152,29 +160,32 @@ def check_probe(probe: Any, kind: str, grace: int | None, path: str) -> list[Fie
     return errors
 
 
-def check_lifecycle(lifecycle: Any, grace: int | None, path: str) -> list[FieldError]:
+def validate_lifecycle(lifecycle: Any, grace: int | None, path: str) -> list[FieldError]:
     """validateLifecycle (stopSignal is alpha: dropped before validation)."""
     errors: list[FieldError] = []
     for hook in ("postStart", "preStop"):
         handler = as_dict(lifecycle).get(hook)
         if isinstance(handler, dict):
-            errors += _handler(handler, LIFECYCLE_HANDLERS, grace, f"{path}.{hook}")
+            errors += validate_handler(handler, LIFECYCLE_HANDLERS, grace, f"{path}.{hook}")
     return errors
 
 
-_HANDLER_FIELDS = frozenset(("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"))
+LIFECYCLE_AND_PROBES_ORDER = ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
+LIFECYCLE_AND_PROBES = frozenset(LIFECYCLE_AND_PROBES_ORDER)
 
 
-def _probes_and_lifecycle(
+def validate_lifecycle_and_probes(
     container: dict[str, Any], grace: int | None, path: str
 ) -> list[FieldError]:
+    """validateContainers' (and a sidecar's) validateLifecycle, validateLivenessProbe,
+    validateReadinessProbe, validateStartupProbe, in that order."""
     errors: list[FieldError] = []
-    if _HANDLER_FIELDS.isdisjoint(container):
+    if LIFECYCLE_AND_PROBES.isdisjoint(container):
         return errors
     if isinstance(container.get("lifecycle"), dict):
-        errors += check_lifecycle(container["lifecycle"], grace, f"{path}.lifecycle")
+        errors += validate_lifecycle(container["lifecycle"], grace, f"{path}.lifecycle")
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
-        errors += check_probe(container.get(kind), kind, grace, f"{path}.{kind}")
+        errors += validate_probe(container.get(kind), grace, f"{path}.{kind}", kind)
     return errors
 
 
@@ -202,17 +213,17 @@ def _restart_rules(rules: list[Any], path: str, options: PodOptions) -> list[Fie
             errors.append(required(rule, f"{at}[{index}].exitCodes", "must be specified"))
             continue
         operator = text(codes.get("operator"))
-        if operator is not None and operator not in ("In", "NotIn"):
-            errors.append(
-                not_supported(rule, f"{at}[{index}].exitCodes.operator", operator, ["In", "NotIn"])
-            )
+        if operator is not None and operator not in CONTAINER_RESTART_RULE_OPERATORS:
+            at_operator = f"{at}[{index}].exitCodes.operator"
+            supported = CONTAINER_RESTART_RULE_OPERATORS
+            errors.append(not_supported(rule, at_operator, operator, supported))
         values = as_list(codes.get("values"))
         if len(values) > 255:
             errors.append(too_many(rule, f"{at}[{index}].exitCodes.values", len(values), 255))
     return errors
 
 
-def _container_restart_policy(
+def validate_container_restart_policy(
     container: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
     """validateContainerRestartPolicy (ContainerRestartRules on)."""
@@ -220,10 +231,10 @@ def _container_restart_policy(
     policy = text(container.get("restartPolicy"))
     rules = as_list(container.get("restartPolicyRules"))
     errors: list[FieldError] = []
-    if policy is not None and policy not in ("Always", "Never", "OnFailure"):
-        supported = ["Always", "Never", "OnFailure"]
+    if policy is not None and policy not in CONTAINER_RESTART_POLICIES:
+        supported = CONTAINER_RESTART_POLICIES
         errors.append(not_supported(rule, f"{path}.restartPolicy", policy, supported))
-    if rules and not policy:
+    if rules and container.get("restartPolicy") is None:
         detail = "must specify restartPolicy when restart rules are used"
         errors.append(required(rule, f"{path}.restartPolicy", detail))
     if rules:
@@ -231,75 +242,38 @@ def _container_restart_policy(
     return errors
 
 
-def check_regular_restart_policy(
+def validate_init_container_restart_policy(
     container: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
-    """validateContainers: restartPolicy on a regular container."""
-    if "restartPolicy" not in container and "restartPolicyRules" not in container:
+    """validateInitContainerRestartPolicy (restartPolicyRules are dropped before validation
+    unless AllowContainerRestartPolicyRules)."""
+    raw = container.get("restartPolicy")
+    if raw is None:
+        if options.container_restart_rules and as_list(container.get("restartPolicyRules")):
+            detail = "must specify restartPolicy when restart rules are used"
+            return [required("POD-012", f"{path}.restartPolicy", detail)]
         return []
-    if not options.container_restart_rules:
-        # restartPolicyRules are dropped before validation while the gate is off.
-        if container.get("restartPolicy") is None:
-            return []
-        detail = "may not be set for non-init containers"
-        return [forbidden("POD-012", f"{path}.restartPolicy", detail)]
-    return _container_restart_policy(container, path, options)
-
-
-def check_init_restart_policy(
-    container: dict[str, Any], path: str, options: PodOptions
-) -> list[FieldError]:
-    """validateInitContainerRestartPolicy."""
-    policy = text(container.get("restartPolicy"))
-    if container.get("restartPolicy") is None or policy is None:
-        return []
+    policy = text(raw)
+    if policy is None:
+        return []  # a type error: the schema rules report it
     if options.container_restart_rules:
-        errors = _container_restart_policy(container, path, options)
-        rules = as_list(container.get("restartPolicyRules"))
-        if policy == "Always" and rules and not options.restart_all_containers:
+        if policy != "Always" or options.restart_all_containers:
+            return validate_container_restart_policy(container, path, options)
+        if as_list(container.get("restartPolicyRules")):
             detail = (
                 "restartPolicyRules are not allowed for init containers with restart policy Always"
             )
-            errors.append(forbidden("POD-012", f"{path}.restartPolicyRules", detail))
-        return errors
+            return [forbidden("POD-012", f"{path}.restartPolicyRules", detail)]
+        return []
     if policy != "Always":
         return [not_supported("POD-012", f"{path}.restartPolicy", policy, ["Always"])]
     return []
 
 
-def check_regular_extras(
-    container: dict[str, Any], path: str, grace: int | None, options: PodOptions
-) -> list[FieldError]:
-    """What validateContainers checks on a regular container after validateContainerCommon."""
-    return _probes_and_lifecycle(container, grace, path) + check_regular_restart_policy(
-        container, path, options
-    )
-
-
-def check_init_extras(
-    container: dict[str, Any], path: str, grace: int | None, options: PodOptions
-) -> list[FieldError]:
-    """validateInitContainers after the name and host ports: probes and lifecycle only for
-    sidecars (restartPolicy Always), resizePolicy of non-sidecars (1.36)."""
-    if container.get("restartPolicy") == "Always":
-        return _probes_and_lifecycle(container, grace, path)
-    errors: list[FieldError] = []
-    for field_name in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
-        if container.get(field_name) is not None:
-            errors.append(forbidden("POD-012", f"{path}.{field_name}", _NOT_FOR_INIT))
-    if options.newest_resize_policy:
-        for index, entry in enumerate(as_list(container.get("resizePolicy"))):
-            if as_dict(entry).get("restartPolicy") == "RestartContainer":
-                at = f"{path}.resizePolicy[{index}].restartPolicy"
-                detail = "must not be set to 'RestartContainer' for non-sidecar initContainers"
-                errors.append(invalid("POD-013", at, "RestartContainer", detail))
-    return errors
-
-
 # --- resize policy (POD-013) ---------------------------------------------------------------------
 
 
-def check_resize_policy(
+def validate_resize_policy(
     policies: Any, path: str, pod_restart_policy: str, options: PodOptions
 ) -> list[FieldError]:
     """validateResizePolicy."""
@@ -314,14 +288,13 @@ def check_resize_policy(
         seen.add(resource)
         if resource == "":
             errors.append(required(rule, path))
-        elif resource is not None and resource not in ("cpu", "memory"):
-            errors.append(not_supported(rule, path, resource, ["cpu", "memory"]))
+        elif resource is not None and resource not in RESIZE_RESOURCES:
+            errors.append(not_supported(rule, path, resource, RESIZE_RESOURCES))
         policy = text(entry.get("restartPolicy"))
         if policy == "":
             errors.append(required(rule, path))
-        elif policy is not None and policy not in ("NotRequired", "RestartContainer"):
-            supported = ["NotRequired", "RestartContainer"]
-            errors.append(not_supported(rule, path, policy, supported))
+        elif policy is not None and policy not in RESIZE_RESTART_POLICIES:
+            errors.append(not_supported(rule, path, policy, RESIZE_RESTART_POLICIES))
         if pod_restart_policy == "Never" and policy != "NotRequired":
             pod = "pod " if options.newest_resize_policy else ""
             detail = f"must be 'NotRequired' when {pod}`restartPolicy` is 'Never'"
@@ -385,7 +358,7 @@ _MEMORY_DIVISORS_MSG = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
 _CONFIG_KEY = re.compile("[-._a-zA-Z0-9]+")
 
 
-def _split_subscript(field_path: str) -> tuple[str, str] | None:
+def split_maybe_subscripted_path(field_path: str) -> tuple[str, str] | None:
     """fieldpath.SplitMaybeSubscriptedPath."""
     if not field_path.endswith("']"):
         return None
@@ -399,15 +372,15 @@ def check_object_field_selector(
     rule: str, selector: dict[str, Any], allowed: list[str], path: str
 ) -> list[FieldError]:
     """validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel)."""
-    api_version = text(selector.get("apiVersion", "v1"))
+    # SetDefaults_ObjectFieldSelector: an unset, null or empty apiVersion is v1 (so upstream's
+    # Required cannot fire).
+    api_version = text(selector.get("apiVersion") or "v1")
     field_path = text(selector.get("fieldPath"))
     if api_version is None or field_path is None:
         return []
-    if not api_version:
-        return [required(rule, f"{path}.apiVersion")]
     if not field_path:
         return [required(rule, f"{path}.fieldPath")]
-    split = _split_subscript(field_path)
+    split = split_maybe_subscripted_path(field_path)
     problem = ""
     if api_version != "v1":
         problem = f"unsupported pod version: {api_version}"
@@ -490,7 +463,7 @@ def config_key_problems(key: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-def _key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+def validate_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     """validateConfigMapKeySelector / validateSecretKeySelector."""
     rule = "POD-014"
     errors: list[FieldError] = []
@@ -505,7 +478,7 @@ def _key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
+def validate_file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     """validateFileKeySelector."""
     rule = "POD-014"
     errors: list[FieldError] = []
@@ -527,7 +500,9 @@ def _file_key_selector(selector: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_env_var_value_from(
+    var: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validateEnvVarValueFrom."""
     source = var.get("valueFrom")
     if not isinstance(source, dict):
@@ -548,10 +523,10 @@ def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[Fie
     for kind in ("configMapKeyRef", "secretKeyRef"):
         if isinstance(source.get(kind), dict):
             count += 1
-            errors += _key_selector(source[kind], f"{path}.{kind}")
+            errors += validate_key_selector(source[kind], f"{path}.{kind}")
     if options.env_files and isinstance(source.get("fileKeyRef"), dict):
         count += 1
-        errors += _file_key_selector(source["fileKeyRef"], f"{path}.fileKeyRef")
+        errors += validate_file_key_selector(source["fileKeyRef"], f"{path}.fileKeyRef")
     if count == 0:
         if options.env_files:
             detail = (
@@ -572,7 +547,7 @@ def _value_from(var: dict[str, Any], path: str, options: PodOptions) -> list[Fie
     return errors
 
 
-def check_env(
+def validate_env(
     env: Any, path: str, options: PodOptions, file_refs: list[str] | None = None
 ) -> list[FieldError]:
     """ValidateEnv: names (POD-006, the relaxed rule of every supported version), sources.
@@ -588,13 +563,13 @@ def check_env(
         elif name is not None:
             errors += each("POD-006", f"{at}.name", name, relaxed_env_var_name_problems(name))
         if "valueFrom" in var:
-            errors += _value_from(var, f"{at}.valueFrom", options)
+            errors += validate_env_var_value_from(var, f"{at}.valueFrom", options)
             if file_refs is not None and "fileKeyRef" in as_dict(var["valueFrom"]):
                 file_refs.append(at)
     return errors
 
 
-def check_env_from(env_from: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_env_from(env_from: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidateEnvFrom."""
     rule = "POD-014"
     errors: list[FieldError] = []
@@ -625,7 +600,7 @@ def check_env_from(env_from: Any, path: str, options: PodOptions) -> list[FieldE
     return errors
 
 
-def check_file_key_ref_volumes(
+def validate_file_key_ref_volumes(
     containers: list[Any], path: str, volume_kinds: dict[str, str], options: PodOptions
 ) -> list[FieldError]:
     """validateFileKeyRefVolumes: the volume a fileKeyRef names exists and is an emptyDir."""
@@ -657,7 +632,7 @@ _PLAIN_MOUNT = frozenset(("name", "mountPath", "readOnly"))
 _NONE: frozenset[Any] = frozenset()
 
 
-def check_volume_mounts(
+def validate_volume_mounts(
     container: dict[str, Any], volume_kinds: dict[str, str], path: str
 ) -> list[FieldError]:
     """ValidateVolumeMounts (POD-008: names and mount paths; POD-016 the rest)."""
@@ -711,11 +686,11 @@ def check_volume_mounts(
                     "Bidirectional mount propagation is available only to privileged containers"
                 )
                 errors.append(forbidden(rule, at_propagation, detail))
-        errors += _recursive_read_only(mount, f"{path}.recursiveReadOnly")
+        errors += validate_mount_recursive_read_only(mount, f"{path}.recursiveReadOnly")
     return errors
 
 
-def _recursive_read_only(mount: dict[str, Any], path: str) -> list[FieldError]:
+def validate_mount_recursive_read_only(mount: dict[str, Any], path: str) -> list[FieldError]:
     """validateMountRecursiveReadOnly."""
     mode = mount.get("recursiveReadOnly")
     if not isinstance(mode, str) or mode == "Disabled":
@@ -732,7 +707,7 @@ def _recursive_read_only(mount: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def check_volume_devices(
+def validate_volume_devices(
     container: dict[str, Any], volume_kinds: dict[str, str], path: str
 ) -> list[FieldError]:
     """ValidateVolumeDevices."""
@@ -786,24 +761,25 @@ def check_volume_devices(
 # --- container misc (POD-017) --------------------------------------------------------------------
 
 
-def check_termination_message_policy(policy: Any, path: str) -> list[FieldError]:
-    """validateContainerCommon: terminationMessagePolicy (defaulted to File)."""
-    value = text(policy) if policy is not None else "File"
+def validate_termination_message_policy(policy: Any, path: str) -> list[FieldError]:
+    """validateContainerCommon: terminationMessagePolicy. SetDefaults_Container makes an unset,
+    null or empty one File, so upstream's Required cannot fire."""
+    value = text(policy or "File")
     if value is None or value in TERMINATION_MESSAGE_POLICIES:
         return []
-    if value == "":
-        return [required("POD-017", path)]
     return [not_supported("POD-017", path, value, TERMINATION_MESSAGE_POLICIES)]
 
 
-def check_host_network_ports(
-    containers: list[Any], path: str, host_network: bool
+def validate_pod_host_network_deps(
+    spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
-    """validatePodHostNetworkDeps: with hostNetwork, a hostPort is the containerPort."""
-    if not host_network:
+    """validatePodHostNetworkDeps (`path` is the pod spec's): with hostNetwork, a hostPort is
+    0 or the containerPort (a template is not a pod: ResourceIsPod is false)."""
+    if spec.get("hostNetwork") is not True:
         return []
     errors: list[FieldError] = []
-    for index, container in enumerate(containers):
+    path = f"{path}.containers"
+    for index, container in enumerate(as_list(spec.get("containers"))):
         for port_index, port in enumerate(as_list(as_dict(container).get("ports"))):
             port = as_dict(port)
             host_port = integer(port.get("hostPort"))
@@ -814,8 +790,8 @@ def check_host_network_ports(
     return errors
 
 
-def check_ephemeral_containers(value: Any, path: str) -> list[FieldError]:
-    """ValidatePodTemplateSpec: no ephemeral containers in a template."""
+def validate_no_ephemeral_containers_in_template(value: Any, path: str) -> list[FieldError]:
+    """ValidatePodTemplateSpec's last check: no ephemeral containers in a template."""
     if not as_list(value):
         return []
     return [forbidden("POD-017", path, "ephemeral containers not allowed in pod template")]

@@ -31,6 +31,7 @@ from jobguard.validators.rules.pod_common import (
 )
 
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
+HOSTNAME_FIELDS = ("hostname", "subdomain")
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 _UNDERSCORE_SUBDOMAIN_FMT = _UNDERSCORE_LABEL + r"(\." + _UNDERSCORE_LABEL + ")*"
 _UNDERSCORE_SUBDOMAIN = re.compile(_UNDERSCORE_SUBDOMAIN_FMT)
@@ -40,7 +41,7 @@ _UNDERSCORE_MSG = (
 )
 
 
-def check_dns_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_dns_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateDNSPolicy (defaulted to ClusterFirst)."""
     policy = text(value) or "ClusterFirst"  # SetDefaults_PodSpec: unset or "" is ClusterFirst
     if policy in DNS_POLICIES:
@@ -48,7 +49,7 @@ def check_dns_policy(value: Any, path: str, options: PodOptions) -> list[FieldEr
     return [not_supported("POD-023", path, policy, DNS_POLICIES)]
 
 
-def _search_problems(search: str) -> tuple[str, ...]:
+def is_dns1123_subdomain_with_underscore(search: str) -> tuple[str, ...]:
     """IsDNS1123SubdomainWithUnderscore (RelaxedDNSSearchValidation)."""
     problems: list[str] = []
     if len(search) > 253:
@@ -58,7 +59,9 @@ def _search_problems(search: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-def check_dns_config(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_dns_config(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validatePodDNSConfig (`path` is spec.dnsConfig)."""
     config = spec.get("dnsConfig")
     policy = spec.get("dnsPolicy")
@@ -90,14 +93,21 @@ def check_dns_config(spec: dict[str, Any], path: str, options: PodOptions) -> li
         if not isinstance(search, str) or search == ".":
             continue
         search = search.removesuffix(".")
-        errors += each("POD-023", f"{path}.searches[{index}]", search, _search_problems(search))
+        errors += each(
+            "POD-023",
+            f"{path}.searches[{index}]",
+            search,
+            is_dns1123_subdomain_with_underscore(search),
+        )
     for index, option in enumerate(as_list(config.get("options"))):
         if not text(as_dict(option).get("name")):
             errors.append(required("POD-023", f"{path}.options[{index}]", "must not be empty"))
     return errors
 
 
-def check_host_names(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_host_name(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePodSpec: hostnameOverride (1.35 and later), then hostname and subdomain."""
     errors: list[FieldError] = []
     override = spec.get("hostnameOverride")
@@ -116,19 +126,19 @@ def check_host_names(spec: dict[str, Any], path: str, options: PodOptions) -> li
     return errors
 
 
-def check_hostname_and_subdomain(
+def validate_hostname_and_subdomain(
     spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
     """ValidatePodSpec: hostname and subdomain are DNS labels."""
     errors: list[FieldError] = []
-    for name in ("hostname", "subdomain"):
+    for name in HOSTNAME_FIELDS:
         value = text(spec.get(name))
         if value:
             errors += each("POD-023", f"{path}.{name}", value, label_problems(value))
     return errors
 
 
-def check_host_aliases(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_host_aliases(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidateHostAliases."""
     errors: list[FieldError] = []
     for index, alias in enumerate(as_list(value)):

@@ -113,7 +113,7 @@ def _pod_conditions(
     return errors
 
 
-def check_pod_failure_policy(
+def validate_pod_failure_policy(
     spec: JobSpec, old: JobSpec | None, path: str, opts: SpecOptions
 ) -> list[FieldError]:
     """JS-008 on the spec at `path` (upstream validatePodFailurePolicy); `old` is not read, and

@@ -25,7 +25,7 @@ from jobguard.validators.rules.pod_common import (
 )
 
 
-def pod_claim_names(spec: dict[str, Any], options: PodOptions) -> frozenset[str]:
+def gather_pod_resource_claim_names(spec: dict[str, Any], options: PodOptions) -> frozenset[str]:
     """The names of the pod's resource claims that containers may use."""
     if not options.dra:
         return frozenset()
@@ -33,7 +33,7 @@ def pod_claim_names(spec: dict[str, Any], options: PodOptions) -> frozenset[str]
     return frozenset(name for name in names if name)
 
 
-def check_pod_resource_claims(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_resource_claims(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validatePodResourceClaims (spec.resourceClaims)."""
     if not options.dra:
         return []
@@ -73,7 +73,7 @@ def check_pod_resource_claims(value: Any, path: str, options: PodOptions) -> lis
     return errors
 
 
-def check_container_claims(
+def validate_resource_claim_names(
     claims: Any, path: str, pod_claims: frozenset[str], options: PodOptions
 ) -> list[FieldError]:
     """validateResourceClaimNames (a container's resources.claims)."""

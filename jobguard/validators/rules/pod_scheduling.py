@@ -44,12 +44,12 @@ _WEIGHT = "must be in the range 1-100"
 # --- node selector and affinity (POD-020) --------------------------------------------------------
 
 
-def check_node_selector(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_node_selector_labels(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidatePodSpec: ValidateLabels(nodeSelector)."""
     return check_labels("POD-020", value, path)
 
 
-def _node_requirement(
+def validate_node_selector_requirement(
     requirement: dict[str, Any], check_values: bool, path: str
 ) -> list[FieldError]:
     """ValidateNodeSelectorRequirement."""
@@ -81,7 +81,9 @@ def _node_requirement(
     return errors
 
 
-def _node_field_requirement(requirement: dict[str, Any], path: str) -> list[FieldError]:
+def validate_node_field_selector_requirement(
+    requirement: dict[str, Any], path: str
+) -> list[FieldError]:
     """ValidateNodeFieldSelectorRequirement (only metadata.name can be selected)."""
     rule = "POD-020"
     errors: list[FieldError] = []
@@ -105,15 +107,17 @@ def _node_field_requirement(requirement: dict[str, Any], path: str) -> list[Fiel
     return errors
 
 
-def _node_selector_term(term: Any, check_values: bool, path: str) -> list[FieldError]:
+def validate_node_selector_term(term: Any, check_values: bool, path: str) -> list[FieldError]:
     """ValidateNodeSelectorTerm."""
     term = as_dict(term)
     errors: list[FieldError] = []
     for index, requirement in enumerate(as_list(term.get("matchExpressions"))):
         at = f"{path}.matchExpressions[{index}]"
-        errors += _node_requirement(as_dict(requirement), check_values, at)
+        errors += validate_node_selector_requirement(as_dict(requirement), check_values, at)
     for index, requirement in enumerate(as_list(term.get("matchFields"))):
-        errors += _node_field_requirement(as_dict(requirement), f"{path}.matchFields[{index}]")
+        errors += validate_node_field_selector_requirement(
+            as_dict(requirement), f"{path}.matchFields[{index}]"
+        )
     return errors
 
 
@@ -124,7 +128,9 @@ def _weight(term: dict[str, Any], path: str) -> list[FieldError]:
     return []
 
 
-def _node_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_node_affinity(
+    affinity: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validateNodeAffinity (ValidateNodeSelector, ValidatePreferredSchedulingTerms)."""
     errors: list[FieldError] = []
     required_terms = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -135,18 +141,22 @@ def _node_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> 
         if not terms:
             errors.append(required("POD-020", at, "must have at least one node selector term"))
         for index, term in enumerate(terms):
-            errors += _node_selector_term(term, check_values, f"{at}[{index}]")
+            errors += validate_node_selector_term(term, check_values, f"{at}[{index}]")
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
     ):
         term = as_dict(term)
         errors += _weight(term, f"{at}[{index}]")
-        errors += _node_selector_term(term.get("preference"), False, f"{at}[{index}].preference")
+        errors += validate_node_selector_term(
+            term.get("preference"), False, f"{at}[{index}].preference"
+        )
     return errors
 
 
-def _pod_affinity_term(term: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_affinity_term(
+    term: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validatePodAffinityTerm."""
     rule = "POD-020"
     # ValidatePodAffinityTermSelector
@@ -264,41 +274,44 @@ def validate_match_label_keys_in_topology_spread(
     return errors
 
 
-def _pod_affinity(affinity: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_pod_affinity(
+    affinity: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validatePodAffinity / validatePodAntiAffinity."""
     errors: list[FieldError] = []
     at = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("requiredDuringSchedulingIgnoredDuringExecution"))
     ):
-        errors += _pod_affinity_term(as_dict(term), f"{at}[{index}]", options)
+        errors += validate_pod_affinity_term(as_dict(term), f"{at}[{index}]", options)
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
     ):
         term = as_dict(term)
         errors += _weight(term, f"{at}[{index}]")
-        errors += _pod_affinity_term(
+        errors += validate_pod_affinity_term(
             as_dict(term.get("podAffinityTerm")), f"{at}[{index}].podAffinityTerm", options
         )
     return errors
 
 
-def check_affinity(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_affinity(value: Any, options: PodOptions, path: str) -> list[FieldError]:
     """validateAffinity."""
     affinity = as_dict(value)
     errors: list[FieldError] = []
     if isinstance(affinity.get("nodeAffinity"), dict):
-        errors += _node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity", options)
+        errors += validate_node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity", options)
     for kind in ("podAffinity", "podAntiAffinity"):
         if isinstance(affinity.get(kind), dict):
-            errors += _pod_affinity(affinity[kind], f"{path}.{kind}", options)
+            errors += validate_pod_affinity(affinity[kind], f"{path}.{kind}", options)
     return errors
 
 
 # --- tolerations (POD-021) -----------------------------------------------------------------------
 
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+NODE_INCLUSION_POLICIES = ["Honor", "Ignore"]
 
 
 def _comparison_value(value: str, path: str) -> list[FieldError]:
@@ -323,7 +336,7 @@ _DECIMAL_MSG = "must be a valid decimal integer in canonical form"
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def check_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidateTolerations (Lt and Gt: TaintTolerationComparisonOperators is alpha, off in
     every supported release; an UPDATE keeps them when the stored template has them)."""
     rule = "POD-021"
@@ -373,7 +386,9 @@ def check_tolerations(value: Any, path: str, options: PodOptions) -> list[FieldE
 # --- topology spread (POD-022) -------------------------------------------------------------------
 
 
-def check_topology_spread(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_topology_spread_constraints(
+    value: Any, path: str, options: PodOptions
+) -> list[FieldError]:
     """validateTopologySpreadConstraints."""
     rule = "POD-022"
     errors: list[FieldError] = []
@@ -406,9 +421,9 @@ def check_topology_spread(value: Any, path: str, options: PodOptions) -> list[Fi
                 errors.append(invalid(rule, f"{at}.minDomains", min_domains, detail))
         for policy_name in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             policy = constraint.get(policy_name)
-            if isinstance(policy, str) and policy not in ("Honor", "Ignore"):
+            if isinstance(policy, str) and policy not in NODE_INCLUSION_POLICIES:
                 errors.append(
-                    not_supported(rule, f"{at}.{policy_name}", policy, ["Honor", "Ignore"])
+                    not_supported(rule, f"{at}.{policy_name}", policy, NODE_INCLUSION_POLICIES)
                 )
         errors += _spread_match_label_keys(constraint, at, options)
         if not options.allow_invalid_topology_spread_constraint_label_selector:
@@ -440,9 +455,10 @@ def _spread_match_label_keys(
 # --- scalar fields (POD-024) ---------------------------------------------------------------------
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
+PREEMPTION_POLICIES = ["PreemptLowerPriority", "Never"]
 
 
-def check_restart_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_restart_policy(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateRestartPolicy (after defaulting: Always when unset)."""
     policy = text(value) or "Always"  # SetDefaults_PodSpec: unset or "" is Always
     if policy in RESTART_POLICIES:
@@ -457,7 +473,7 @@ def _subdomain_field(spec: dict[str, Any], name: str, path: str) -> list[FieldEr
     return list(each("POD-024", f"{path}.{name}", value, subdomain_problems(value)))
 
 
-def check_readiness_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_readiness_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateReadinessGates."""
     errors: list[FieldError] = []
     for index, gate in enumerate(as_list(value)):
@@ -468,7 +484,7 @@ def check_readiness_gates(value: Any, path: str, options: PodOptions) -> list[Fi
     return errors
 
 
-def check_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
+def validate_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateSchedulingGates."""
     errors: list[FieldError] = []
     seen: set[str] = set()
@@ -483,7 +499,9 @@ def check_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[F
     return errors
 
 
-def check_identity_fields(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_service_account_node_name_and_deadline(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePodSpec: serviceAccountName, nodeName, activeDeadlineSeconds."""
     errors = _subdomain_field(spec, "serviceAccountName", path)
     errors += _subdomain_field(spec, "nodeName", path)
@@ -494,7 +512,9 @@ def check_identity_fields(spec: dict[str, Any], path: str, options: PodOptions) 
     return errors
 
 
-def check_priority_fields(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_priority_fields(
+    spec: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePodSpec: priorityClassName, runtimeClassName, preemptionPolicy."""
     errors = _subdomain_field(spec, "priorityClassName", path)
     runtime = spec.get("runtimeClassName")
@@ -506,9 +526,8 @@ def check_priority_fields(spec: dict[str, Any], path: str, options: PodOptions) 
         at = f"{path}.preemptionPolicy"
         if policy == "":
             errors.append(required("POD-024", at))
-        elif policy not in ("PreemptLowerPriority", "Never"):
-            supported = ["PreemptLowerPriority", "Never"]
-            errors.append(not_supported("POD-024", at, policy, supported))
+        elif policy not in PREEMPTION_POLICIES:
+            errors.append(not_supported("POD-024", at, policy, PREEMPTION_POLICIES))
     return errors
 
 

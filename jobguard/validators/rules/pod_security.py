@@ -32,10 +32,13 @@ from jobguard.validators.rules.pod_common import (
     opt_int,
     subdomain_problems,
     text,
+    visit_containers_with_path,
 )
 
 _MAX_ID = 2147483647
 _PROFILE_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
+PROC_MOUNT_TYPES = ["Default", "Unmasked"]
+OS_NAMES = ["linux", "windows"]
 _SYSCTL = re.compile(r"([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?")
 _SYSCTL_MSG = (
     "must have at most 253 characters and match regex "
@@ -52,7 +55,7 @@ def _id(value: Any, path: str) -> list[FieldError]:
     return [invalid("POD-018", path, number, RANGE_INT32)]
 
 
-def check_seccomp_profile(profile: Any, path: str) -> list[FieldError]:
+def validate_seccomp_profile_field(profile: Any, path: str) -> list[FieldError]:
     """validateSeccompProfileField."""
     if not isinstance(profile, dict):
         return []
@@ -76,7 +79,7 @@ def check_seccomp_profile(profile: Any, path: str) -> list[FieldError]:
     return errors
 
 
-def check_apparmor_profile(profile: Any, path: str) -> list[FieldError]:
+def validate_app_armor_profile_field(profile: Any, path: str) -> list[FieldError]:
     """ValidateAppArmorProfileField."""
     if not isinstance(profile, dict):
         return []
@@ -132,7 +135,7 @@ def validate_host_sysctl(name: str, spec: dict[str, Any]) -> str:
     return ""
 
 
-def check_pod_security_context(
+def validate_pod_spec_security_context(
     spec: dict[str, Any], path: str, options: PodOptions
 ) -> list[FieldError]:
     """validatePodSpecSecurityContext (`path` is the pod spec's)."""
@@ -166,11 +169,13 @@ def check_pod_security_context(
                 errors.append(invalid(rule, name_path, name, detail))
         names.add(name)
     errors += _enum(context, "fsGroupChangePolicy", ["Always", "OnRootMismatch"], at)
-    errors += check_seccomp_profile(context.get("seccompProfile"), f"{at}.seccompProfile")
+    errors += validate_seccomp_profile_field(context.get("seccompProfile"), f"{at}.seccompProfile")
     errors += validate_windows_security_context_options(
         context.get("windowsOptions"), f"{at}.windowsOptions"
     )
-    errors += check_apparmor_profile(context.get("appArmorProfile"), f"{at}.appArmorProfile")
+    errors += validate_app_armor_profile_field(
+        context.get("appArmorProfile"), f"{at}.appArmorProfile"
+    )
     errors += _enum(context, "supplementalGroupsPolicy", ["Merge", "Strict"], at)
     # validateSELinuxChangePolicy: only Recursive while SELinuxMount is off (before 1.37) and
     # the stored template has no policy.
@@ -178,8 +183,6 @@ def check_pod_security_context(
         errors += _enum(context, "seLinuxChangePolicy", ["Recursive"], at)
     else:
         errors += _enum(context, "seLinuxChangePolicy", ["MountOption", "Recursive"], at)
-    if options.share_process_namespace_last:
-        errors += validate_share_process_namespace(spec, path)
     return errors
 
 
@@ -199,7 +202,7 @@ def _enum(context: dict[str, Any], name: str, supported: list[str], path: str) -
     return []
 
 
-def check_container_security_context(
+def validate_security_context(
     context: Any, path: str, host_users: bool, allow_sys_admin_when_privilege_escalation_false: bool
 ) -> list[FieldError]:
     """ValidateSecurityContext (privileged is allowed: the API server's default)."""
@@ -210,13 +213,14 @@ def check_container_security_context(
     errors += _id(context.get("runAsGroup"), f"{path}.runAsGroup")
     proc_mount = context.get("procMount")
     if isinstance(proc_mount, str):
-        if proc_mount not in ("Default", "Unmasked"):
-            supported = ["Default", "Unmasked"]
-            errors.append(not_supported(rule, f"{path}.procMount", proc_mount, supported))
+        if proc_mount not in PROC_MOUNT_TYPES:
+            errors.append(not_supported(rule, f"{path}.procMount", proc_mount, PROC_MOUNT_TYPES))
         if host_users and proc_mount == "Unmasked":
             detail = "`hostUsers` must be false to use `Unmasked`"
             errors.append(invalid(rule, f"{path}.procMount", proc_mount, detail))
-    errors += check_seccomp_profile(context.get("seccompProfile"), f"{path}.seccompProfile")
+    errors += validate_seccomp_profile_field(
+        context.get("seccompProfile"), f"{path}.seccompProfile"
+    )
     if context.get("allowPrivilegeEscalation") is False:
         if context.get("privileged") is True:
             detail = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
@@ -232,11 +236,13 @@ def check_container_security_context(
     errors += validate_windows_security_context_options(
         context.get("windowsOptions"), f"{path}.windowsOptions"
     )
-    errors += check_apparmor_profile(context.get("appArmorProfile"), f"{path}.appArmorProfile")
+    errors += validate_app_armor_profile_field(
+        context.get("appArmorProfile"), f"{path}.appArmorProfile"
+    )
     return errors
 
 
-def check_host_users(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_host_users(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateHostUsers: a pod in a user namespace shares no host namespace, has no devices."""
     if spec.get("hostUsers") is not False:
         return []
@@ -310,17 +316,7 @@ _WINDOWS_CONTAINER_FIELDS = (
 )
 
 
-def _containers_with_paths(spec: dict[str, Any], path: str) -> list[tuple[dict[str, Any], str]]:
-    """VisitContainersWithPath: init containers, containers, ephemeral containers."""
-    out = []
-    for kind in ("initContainers", "containers", "ephemeralContainers"):
-        for index, container in enumerate(as_list(spec.get(kind))):
-            if isinstance(container, dict):
-                out.append((container, f"{path}.{kind}[{index}]"))
-    return out
-
-
-def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """validateOS, then validateLinux or validateWindows (POD-019)."""
     os_field = spec.get("os")
     if not isinstance(os_field, dict):
@@ -331,15 +327,15 @@ def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Field
         return []
     if name == "":
         return [required(rule, f"{path}.os.name")]
-    if name not in ("linux", "windows"):
-        return [not_supported(rule, f"{path}.os", name, ["linux", "windows"])]
+    if name not in OS_NAMES:
+        return [not_supported(rule, f"{path}.os", name, OS_NAMES)]
     errors: list[FieldError] = []
     context = as_dict(spec.get("securityContext"))
     if name == "linux":
         detail = "windows options cannot be set for a linux pod"
         if context.get("windowsOptions") is not None:
             errors.append(forbidden(rule, f"{path}.securityContext.windowsOptions", detail))
-        for container, at in _containers_with_paths(spec, path):
+        for container, at in visit_containers_with_path(spec, path):
             if as_dict(container.get("securityContext")).get("windowsOptions") is not None:
                 errors.append(forbidden(rule, f"{at}.securityContext.windowsOptions", detail))
         return errors
@@ -356,7 +352,7 @@ def check_os(spec: dict[str, Any], path: str, options: PodOptions) -> list[Field
         value = context.get(field_name)
         if value is not None and value != []:
             errors.append(forbidden(rule, f"{path}.securityContext.{field_name}", detail))
-    for container, at in _containers_with_paths(spec, path):
+    for container, at in visit_containers_with_path(spec, path):
         container_context = as_dict(container.get("securityContext"))
         for field_name in _WINDOWS_CONTAINER_FIELDS:
             if container_context.get(field_name) is not None:
@@ -441,7 +437,7 @@ def validate_windows_host_process_pod(spec: dict[str, Any], path: str) -> list[F
     pod_host_process = pod_host_process if isinstance(pod_host_process, bool) else None
     errors: list[FieldError] = []
     containers = host_process = 0
-    for container, at in _containers_with_paths(spec, path):
+    for container, at in visit_containers_with_path(spec, path):
         containers += 1
         windows = as_dict(as_dict(container.get("securityContext")).get("windowsOptions"))
         own = windows.get("hostProcess")

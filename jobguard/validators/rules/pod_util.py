@@ -18,6 +18,7 @@ from typing import Any
 from jobguard.validators.names import label_value_problems
 from jobguard.validators.quantity import QuantityError, quantity_of
 from jobguard.validators.rules.pod_common import (
+    CONTAINER_KINDS,
     PodOptions,
     as_dict,
     as_list,
@@ -35,7 +36,6 @@ from jobguard.validators.versions import Release
 
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _HUGEPAGES = "hugepages-"
-_CONTAINER_KINDS = ("containers", "initContainers", "ephemeralContainers")
 
 
 def get_validation_options_from_pod_spec_and_meta(
@@ -141,7 +141,7 @@ def get_validation_options_from_pod_template(
 
 
 def _containers(
-    spec: dict[str, Any], kinds: tuple[str, ...] = _CONTAINER_KINDS
+    spec: dict[str, Any], kinds: tuple[str, ...] = CONTAINER_KINDS
 ) -> Iterator[dict[str, Any]]:
     for kind in kinds:
         for container in as_list(spec.get(kind)):

@@ -173,7 +173,9 @@ def _index_errors(job: Job, path: str, opts: StatusOptions, old: Job | None) -> 
     return errors
 
 
-def check_job_status(job: Job, old: Job | None, path: str, opts: StatusOptions) -> list[FieldError]:
+def validate_job_status(
+    job: Job, old: Job | None, path: str, opts: StatusOptions
+) -> list[FieldError]:
     """The new status on its own (upstream validateJobStatus), in upstream order; `opts.state`
     is the Job's lifecycle state. `old`, the stored Job of an update, only saves work (index
     lists are parsed from where they differ from the stored ones)."""
@@ -326,7 +328,9 @@ def check_job_status(job: Job, old: Job | None, path: str, opts: StatusOptions) 
     return errors
 
 
-def check_job_status_update(new: Job, old: Job, path: str, opts: StatusOptions) -> list[FieldError]:
+def validate_job_status_update(
+    new: Job, old: Job, path: str, opts: StatusOptions
+) -> list[FieldError]:
     """The status against the old one (upstream validateJobStatusUpdate), in upstream order;
     `opts.state` and `opts.old_state` are the Jobs' lifecycle states."""
     state, old_state = opts.state, opts.old_state

@@ -18,7 +18,7 @@ MAX_RULES = 20
 MAX_INDEXES_BYTES = 64 * 1024
 
 
-def check_success_policy(
+def validate_success_policy(
     spec: JobSpec, old: JobSpec | None, path: str, opts: None
 ) -> list[FieldError]:
     """Create-style successPolicy checks on a (possibly undefaulted) Job spec at `path`

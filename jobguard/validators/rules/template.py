@@ -32,7 +32,7 @@ from jobguard.validators.semantic import field_changes
 from jobguard.validators.strategy import JobOptions
 
 
-def check_generated_selector(
+def validate_generated_selector(
     job: JobJson, old: JobJson | None, path: str, opts: JobOptions
 ) -> list[FieldError]:
     """TM-005 (upstream validateGeneratedSelector): the labels and selector the server
@@ -66,7 +66,7 @@ def check_generated_selector(
     return errors
 
 
-def check_selector(
+def validate_job_spec_selector(
     job: JobJson, old: JobJson | None, path: str, allow_invalid_label_value: bool
 ) -> list[FieldError]:
     """TM-007 selector required and valid (ValidateLabelSelector, with upstream's
@@ -102,7 +102,7 @@ def check_selector(
     return errors
 
 
-def check_template_update(
+def validate_pod_template_update(
     new: JobJson, old: JobJson, path: str, opts: JobOptions
 ) -> list[FieldError]:
     """TM-001..TM-004 (upstream validatePodTemplateUpdate): the pod template is immutable but
