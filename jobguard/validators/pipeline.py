@@ -26,7 +26,7 @@ from jobguard.validators.context import (
 )
 from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.memo import OwnedMemo, caching
 from jobguard.validators.model import (
     DecodeProblem,
     Job,
@@ -270,7 +270,7 @@ def _errors_bytes(errors: list[FieldError]) -> int:
     )
 
 
-_JOB_SPEC_ERRORS: ByteBoundedMemo[_SpecKey, list[FieldError]] = ByteBoundedMemo(
+_JOB_SPEC_ERRORS: OwnedMemo[_SpecKey, list[FieldError]] = OwnedMemo(
     _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=_errors_bytes
 )
 
@@ -476,7 +476,13 @@ def resolve_violations(errors: list[FieldError], settings: Settings) -> list[Vio
 
 
 def evaluate(request: Request, settings: Settings) -> Verdict:
-    """Judge one request. Never raises for bad objects: they give a Verdict with decode_error."""
+    """Judge one request. Never raises for bad objects: they give a Verdict with decode_error.
+    What the checks keep is kept in the settings' caches."""
+    with caching(settings.caches):
+        return _evaluate(request, settings)
+
+
+def _evaluate(request: Request, settings: Settings) -> Verdict:
     name = _name_of(request.object, request.name)
     judged = request.kind in JUDGED_KINDS and request.operation in (
         Operation.CREATE,
@@ -602,6 +608,11 @@ class Mutation:
 
 def mutate(request: Request, settings: Settings) -> Mutation:
     """The mutation for a request; objects that cannot be read are left to /validate."""
+    with caching(settings.caches):
+        return _mutate(request, settings)
+
+
+def _mutate(request: Request, settings: Settings) -> Mutation:
     if (
         request.kind != "Job"
         or request.operation is not Operation.CREATE
