@@ -113,7 +113,7 @@ class Caches:
     it. Each cache is made on first use, bounded by its own byte budget; `max_bytes` is the
     sum of the budgets of those made so far."""
 
-    __slots__ = ("_caches", "_lock", "__weakref__")
+    __slots__ = ("__weakref__", "_caches", "_lock")
 
     def __init__(self) -> None:
         self._caches: dict[object, Any] = {}
