@@ -389,7 +389,7 @@ def test_responses_begun_once_the_stop_began_close_their_connection() -> None:
 
 def test_a_connection_over_the_bound_is_answered_503_without_the_app() -> None:
     sent, seen = _guarded(None, refused=True)
-    assert seen == [("done", False, False)]  # the app never ran
+    assert seen == [("done", False, True)]  # the app never ran; the body was never read
     assert sent[0]["status"] == 503
     assert (b"connection", b"close") in sent[0]["headers"]
     assert (b"content-length", str(len(sent[1]["body"])).encode()) in sent[0]["headers"]

@@ -177,12 +177,6 @@ class _Guard:
         if connection is None:  # lifespan, or an app served without GracefulServer
             await self.app(scope, receive, send)
             return
-        if connection.refused:
-            await send(
-                {"type": "http.response.start", "status": 503, "headers": _UNAVAILABLE_HEADERS}
-            )
-            await send({"type": "http.response.body", "body": b"Service Unavailable"})
-            return
         connection.request_began(_has_body(scope))
         server = self.server
         task = cast("asyncio.Task[None]", asyncio.current_task())
@@ -205,7 +199,13 @@ class _Guard:
                 connection.request_done()
 
         try:
-            await self.app(scope, receive_tracked, send_tracked)
+            if connection.refused:  # its body, unread, is lingered over as a 413's
+                await send_tracked(
+                    {"type": "http.response.start", "status": 503, "headers": _UNAVAILABLE_HEADERS}
+                )
+                await send_tracked({"type": "http.response.body", "body": b"Service Unavailable"})
+            else:
+                await self.app(scope, receive_tracked, send_tracked)
         finally:
             server.requests.discard(task)
             connection.request_done()  # no-op when the response was complete
