@@ -76,6 +76,27 @@ def test_serve_runs_the_steps_graceful_server_replaces_in_order() -> None:
     ]
 
 
+def test_the_main_loop_stops_when_should_exit_is_set_while_serving() -> None:
+    """The delayed stop (`GracefulServer.on_signal`) sets `should_exit` from a timer."""
+    steps: list[str] = []
+
+    class Later(uvicorn.Server):
+        async def startup(self, sockets: list[Any] | None = None) -> None:
+            self.started = True
+            asyncio.get_running_loop().call_later(0.2, setattr, self, "should_exit", True)
+
+        async def shutdown(self, sockets: list[Any] | None = None) -> None:
+            steps.append("shutdown")
+
+    server = Later(uvicorn.Config(_no_requests, lifespan="off", log_config=None))
+    asyncio.run(asyncio.wait_for(server.serve(), 5))
+    assert steps == ["shutdown"]
+
+
+async def _no_requests(scope: Any, receive: Any, send: Any) -> None:
+    raise AssertionError("no request is served here")
+
+
 def test_a_failed_lifespan_startup_is_seen_as_should_exit() -> None:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         await receive()
