@@ -153,6 +153,9 @@ class Caches:
 
 
 _ACTIVE: ContextVar[Caches | None] = ContextVar("jobguard_caches", default=None)
+ACTIVE_CACHES = _ACTIVE
+"""The caches the cached functions use now: the rule library's entry points set and reset it
+directly (`caching` is the same as a context manager, for callers off the hot path)."""
 
 
 def active_caches() -> Caches | None:
@@ -245,9 +248,10 @@ class ShortKeyCache(Generic[K, V]):
         if self._size(key) <= self._max_size:
             caches = _ACTIVE.get()
             if caches is not None:
-                # The lookup inlined: this runs a dozen times a request.
-                cached = caches.by_owner.get(self)
-                if cached is None:
+                # The lookup inlined: this runs dozens of times a request.
+                try:
+                    cached = caches.by_owner[self]
+                except KeyError:
                     cached = caches.get(self, self._make)
                 result: V = cached(key)
                 return result

@@ -26,7 +26,7 @@ from jobguard.validators.context import (
 )
 from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.memo import OwnedMemo, caching
+from jobguard.validators.memo import ACTIVE_CACHES, OwnedMemo
 from jobguard.validators.model import (
     DecodeProblem,
     Job,
@@ -478,8 +478,11 @@ def resolve_violations(errors: list[FieldError], settings: Settings) -> list[Vio
 def evaluate(request: Request, settings: Settings) -> Verdict:
     """Judge one request. Never raises for bad objects: they give a Verdict with decode_error.
     What the checks keep is kept in the settings' caches."""
-    with caching(settings.caches):
+    token = ACTIVE_CACHES.set(settings.caches)  # not `caching`: no generator per request
+    try:
         return _evaluate(request, settings)
+    finally:
+        ACTIVE_CACHES.reset(token)
 
 
 def _evaluate(request: Request, settings: Settings) -> Verdict:
@@ -608,8 +611,11 @@ class Mutation:
 
 def mutate(request: Request, settings: Settings) -> Mutation:
     """The mutation for a request; objects that cannot be read are left to /validate."""
-    with caching(settings.caches):
+    token = ACTIVE_CACHES.set(settings.caches)
+    try:
         return _mutate(request, settings)
+    finally:
+        ACTIVE_CACHES.reset(token)
 
 
 def _mutate(request: Request, settings: Settings) -> Mutation:
