@@ -322,6 +322,10 @@ def test_caches_belong_to_their_settings_and_go_with_them() -> None:
     finally:
         tracemalloc.stop()
     assert caches() is None
+    newest = weakref.ref(new.caches)
+    del new  # the last settings used: nothing module-level keeps them either
+    gc.collect()
+    assert newest() is None
     assert filled > 400 * size  # the old settings' caches held the names
     assert freed < filled / 4, (filled, freed)
 

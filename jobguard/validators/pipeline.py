@@ -288,28 +288,37 @@ class _RequesterOptions:
     policy: PolicyOptions
 
 
-# Kept for one Settings at a time (a reload makes a new one, and the entries start again). In a
-# cluster the same few controllers and users write Jobs in a handful of namespaces, so nearly
-# every request finds its requester here; cleared when full against a stream of new users.
-_REQUESTER_OPTIONS_MAX = 1024
-_requester_memo: tuple[Settings | None, dict[tuple[str, str, tuple[str, ...]], _RequesterOptions]]
-_requester_memo = (None, {})
+class _RequesterMemo:
+    """Requester options kept in the settings' caches (a reload makes new settings, and the
+    entries start again). In a cluster the same few controllers and users write Jobs in a
+    handful of namespaces, so nearly every request finds its requester here; cleared when full
+    (by entries, or by the bytes of the names and groups) against a stream of new users."""
+
+    max_entries = 1024
+    max_bytes = 1024 * 1024
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str, tuple[str, ...]], _RequesterOptions] = {}
+        self.bytes = 0
 
 
 def _requester_options(
     settings: Settings, namespace: str, requester: Requester
 ) -> _RequesterOptions:
-    global _requester_memo
-    memo = _requester_memo  # one (settings, entries) pair, replaced whole: safe across threads
-    if memo[0] is not settings:
-        memo = _requester_memo = (settings, {})
-    entries = memo[1]
+    caches = settings.caches
+    try:
+        memo: _RequesterMemo = caches.by_owner[_RequesterMemo]
+    except KeyError:
+        memo = caches.get(_RequesterMemo, _RequesterMemo)
+    entries = memo.entries
     key = (namespace, requester.username, requester.groups)
     found = entries.get(key)
     if found is None:
-        if len(entries) >= _REQUESTER_OPTIONS_MAX:
+        cost = 400 + len(namespace) + len(requester.username) + sum(map(len, requester.groups))
+        if len(entries) >= memo.max_entries or memo.bytes + cost > memo.max_bytes:
             entries.clear()
-        found = entries[key] = _RequesterOptions(
+            memo.bytes = 0
+        found = _RequesterOptions(
             exempt=settings.policies.exemptions.exempt(namespace, requester),
             exempt_beyond_controllers=settings.policies.exemptions.exempt_beyond_controllers(
                 namespace, requester
@@ -322,6 +331,9 @@ def _requester_options(
             ),
             policy=policy_options(settings.policies, namespace, requester),
         )
+        if cost <= memo.max_bytes:
+            entries[key] = found
+            memo.bytes += cost
     return found
 
 
