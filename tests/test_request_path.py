@@ -36,7 +36,7 @@ from jobguard.app.server.observability import (
     log_fields,
     utc_milliseconds,
 )
-from jobguard.app.server.uvicorn_server import GracefulServer, _CloseWhenDone, _Connection
+from jobguard.app.server.uvicorn_server import CONNECTION, _Connection, _Guard
 from jobguard.validators import Enforcement, Settings, Stage, admit
 from tests.asgi import drive
 from tests.builders import job
@@ -316,56 +316,105 @@ def test_the_body_budget_follows_each_query() -> None:
         assert app._budget({"query_string": query}) == expected
 
 
-# --- Connection: close once the stop began -------------------------------------------------------
+# --- what the server learns of each request; Connection: close once the stop began -------------------------------------------------------
 
 
-def test_requests_pass_straight_through_until_the_stop_begins() -> None:
+def _guarded(
+    draining_at: str | None, refused: bool = False, body: bytes = b"x"
+) -> tuple[list[dict[str, Any]], list[tuple[str, bool, bool]]]:
+    """One request through `_Guard` on a `_Connection`: the messages sent, and the connection's
+    (moment, busy, uploading) as the app saw it. The stop begins at `draining_at`: "before" the
+    request, "between" its response's start and its end, or never (None)."""
+    seen: list[tuple[str, bool, bool]] = []
+    sent: list[dict[str, Any]] = []
+
+    async def scenario() -> None:
+        server = SimpleNamespace(draining=draining_at == "before", stopping=False, requests=set())
+        connection = _Connection(server)  # type: ignore[arg-type]
+        connection.refused = refused
+
+        def note(moment: str) -> None:
+            seen.append((moment, connection.busy, connection.uploading))
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            note("began")
+            await receive()
+            note("body read")
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            if draining_at == "between":
+                server.draining = True
+            await send({"type": "http.response.body", "body": b"{}"})
+            note("answered")
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        scope = {
+            "type": "http",
+            "headers": [(b"content-length", str(len(body)).encode())],
+            "state": {CONNECTION: connection},
+        }
+        await _Guard(app, server)(scope, receive, send)  # type: ignore[arg-type]
+        note("done")
+        assert server.requests == set()
+
+    asyncio.run(scenario())
+    return sent, seen
+
+
+def test_the_guard_tells_the_connection_where_its_request_is() -> None:
+    sent, seen = _guarded(None)
+    assert seen == [
+        ("began", True, True),
+        ("body read", True, False),
+        ("answered", False, False),
+        ("done", False, False),
+    ]
+    assert sent[0]["headers"] == []  # nothing added before the stop
+    _, seen = _guarded(None, body=b"")  # no body announced: nothing to upload
+    assert seen[0] == ("began", True, False)
+
+
+def test_responses_begun_once_the_stop_began_close_their_connection() -> None:
+    """A response started after the stop began carries `Connection: close` (uvicorn's h11 and
+    httptools then close the connection after it); one started before is left as it was."""
+    sent, _ = _guarded("before")
+    assert sent[0]["headers"] == [(b"connection", b"close")]
+    sent, _ = _guarded("between")
+    assert sent[0]["headers"] == []
+
+
+def test_a_connection_over_the_bound_is_answered_503_without_the_app() -> None:
+    sent, seen = _guarded(None, refused=True)
+    assert seen == [("done", False, True)]  # the app never ran; the body was never read
+    assert sent[0]["status"] == 503
+    assert (b"connection", b"close") in sent[0]["headers"]
+    assert (b"content-length", str(len(sent[1]["body"])).encode()) in sent[0]["headers"]
+    assert sent[1]["body"] == b"Service Unavailable"
+
+
+def test_the_guard_passes_requests_without_a_connection_straight_through() -> None:
+    """The lifespan, and the app served by anything but GracefulServer (tests, the health
+    port): the app gets the server's own `send`."""
     seen: list[Any] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         seen.append(send)
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
 
-    server = SimpleNamespace(draining=False)
-    sent: list[dict[str, Any]] = []
+    async def send(message: Any) -> None:
+        pass
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def serve(every_request: bool) -> None:
-        await _CloseWhenDone(app, server, every_request)({"type": "http"}, receive, send)  # type: ignore[arg-type]
-
-    asyncio.run(serve(False))
-    assert seen[-1] is send and sent[-2]["headers"] == []
-    asyncio.run(serve(True))  # h11: wrapped, but nothing added before the stop
-    assert seen[-1] is not send and sent[-2]["headers"] == []
-    server.draining = True
-    for every_request in (False, True):
-        asyncio.run(serve(every_request))
-        assert sent[-2]["headers"] == [(b"connection", b"close")]
-
-
-def test_the_stop_makes_responses_not_started_yet_the_last_of_their_connection() -> None:
-    def cycle(response_started: bool) -> SimpleNamespace:
-        return SimpleNamespace(
-            response_started=response_started, response_complete=False, keep_alive=True
-        )
-
-    async def scenario() -> list[bool]:
-        server = SimpleNamespace(draining=False, live=set())
-        waiting, answering, idle = cycle(False), cycle(True), None
-        for current in (waiting, answering, idle):
-            server.live.add(_Connection(server, SimpleNamespace(cycle=current)))  # type: ignore[arg-type]
-        GracefulServer._start_draining(server)  # type: ignore[arg-type]
-        assert server.draining
-        return [waiting.keep_alive, answering.keep_alive]
-
-    # httptools answers a cycle that will not be kept alive with Connection: close itself.
-    assert asyncio.run(scenario()) == [False, True]
+    guard = _Guard(app, SimpleNamespace())  # type: ignore[arg-type]
+    for scope in (
+        {"type": "lifespan"},
+        {"type": "http", "headers": []},
+        {"type": "http", "state": {}},
+    ):
+        asyncio.run(guard(scope, send, send))  # type: ignore[arg-type]
+        assert seen.pop() is send
 
 
 # --- the request log line ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from jobguard.validators.memo import short_key_cache
+from jobguard.validators.memo import MiB, short_key_cache
 
 # Go's unicode.IsSpace (strings.Fields splits on it, strings.TrimSpace trims it).
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -265,7 +265,7 @@ def _parse_descriptor(spec: str) -> None:
     raise ScheduleError(f"unrecognized descriptor: {spec}")
 
 
-@short_key_cache(1024, 256)
+@short_key_cache(MiB // 2, 256)
 def schedule_problem(schedule: str) -> str | None:
     """cron.ParseStandard as the API server calls it (panics recovered): None, or the error."""
     try:

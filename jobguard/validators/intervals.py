@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter, lt
 
-from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.memo import OwnedMemo
 
 _ATOI = re.compile(r"\+?[0-9]+")
 _INT64_MAX = 2**63 - 1
@@ -219,7 +219,7 @@ def _parse(key: tuple[str, int]) -> _Parsed:
 
 # Bounded by the bytes of the strings (clients choose them) and of their intervals: 4 MiB holds
 # about 35 lists of 64 KiB (the successPolicy limit) or thousands of short ones.
-_parsed_cache: ByteBoundedMemo[tuple[str, int], _Parsed] = ByteBoundedMemo(
+_parsed_cache: OwnedMemo[tuple[str, int], _Parsed] = OwnedMemo(
     _parse, max_bytes=4 * 1024 * 1024, value_bytes=_Parsed.bytes
 )
 
@@ -351,6 +351,6 @@ def _walk(completed: str, failed: str, completions: int) -> int | None:
 
 
 # Results for pairs of lists: bounded by the bytes of both strings.
-_overlaps: ByteBoundedMemo[tuple[str, str, int], int | None] = ByteBoundedMemo(
+_overlaps: OwnedMemo[tuple[str, str, int], int | None] = OwnedMemo(
     lambda key: _first_overlap(key, None), max_bytes=2 * 1024 * 1024
 )

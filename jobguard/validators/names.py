@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from jobguard.validators.memo import short_key_cache
+from jobguard.validators.memo import MiB, short_key_cache
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -64,7 +64,7 @@ def inclusive_range_error(low: int, high: int) -> str:
     return f"must be between {low} and {high}, inclusive"
 
 
-@short_key_cache(4096, 256)
+@short_key_cache(2 * MiB, 256)
 def dns1123_label_problems(value: str) -> tuple[str, ...]:
     """IsDNS1123Label."""
     problems: list[str] = []
@@ -81,7 +81,7 @@ def dns1123_label_problems(value: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-@short_key_cache(4096, 256)
+@short_key_cache(2 * MiB, 256)
 def dns1123_subdomain_problems(value: str) -> tuple[str, ...]:
     """IsDNS1123Subdomain."""
     problems: list[str] = []
@@ -109,7 +109,7 @@ def port_num_problems(port: int) -> tuple[str, ...]:
     return () if 1 <= port <= 65535 else (inclusive_range_error(1, 65535),)
 
 
-@short_key_cache(1024, 64)
+@short_key_cache(MiB // 4, 64)
 def port_name_problems(port: str) -> tuple[str, ...]:
     """IsValidPortName (an IANA_SVC_NAME)."""
     problems: list[str] = []
@@ -126,7 +126,7 @@ def port_name_problems(port: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-@short_key_cache(4096, 256)
+@short_key_cache(2 * MiB, 256)
 def relaxed_env_var_name_problems(value: str) -> tuple[str, ...]:
     """IsRelaxedEnvVarName: the rule in force from Kubernetes 1.32 (RelaxedEnvironmentVariable-
     Validation, on by default in every supported version)."""
@@ -146,7 +146,7 @@ _QUALIFIED_NAME_MSG = (
 )
 
 
-@short_key_cache(4096, 320)
+@short_key_cache(2 * MiB, 320)
 def qualified_name_problems(value: str) -> tuple[str, ...]:
     """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
     problems: list[str] = []
@@ -192,7 +192,7 @@ def label_key_problems(value: str) -> tuple[str, ...]:
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
-@short_key_cache(2048, 64)
+@short_key_cache(2 * MiB, 64)
 def label_value_problems(value: str) -> tuple[str, ...]:
     """IsValidLabelValue."""
     problems: list[str] = []

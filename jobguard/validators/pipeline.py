@@ -27,7 +27,7 @@ from jobguard.validators.context import (
 from jobguard.validators.drop import drop_disabled_template_fields
 from jobguard.validators.errors import OMITTED, ErrorType, FieldError, render_value, unreadable
 from jobguard.validators.lifecycle import JobState, classify
-from jobguard.validators.memo import ByteBoundedMemo
+from jobguard.validators.memo import ACTIVE_CACHES, OwnedMemo
 from jobguard.validators.model import (
     DecodeProblem,
     Job,
@@ -300,7 +300,7 @@ def _errors_bytes(errors: list[FieldError]) -> int:
     )
 
 
-_JOB_SPEC_ERRORS: ByteBoundedMemo[_SpecKey, list[FieldError]] = ByteBoundedMemo(
+_JOB_SPEC_ERRORS: OwnedMemo[_SpecKey, list[FieldError]] = OwnedMemo(
     _from_key_alone, max_bytes=4 * 1024 * 1024, value_bytes=_errors_bytes
 )
 
@@ -318,28 +318,37 @@ class _RequesterOptions:
     policy: PolicyOptions
 
 
-# Kept for one Settings at a time (a reload makes a new one, and the entries start again). In a
-# cluster the same few controllers and users write Jobs in a handful of namespaces, so nearly
-# every request finds its requester here; cleared when full against a stream of new users.
-_REQUESTER_OPTIONS_MAX = 1024
-_requester_memo: tuple[Settings | None, dict[tuple[str, str, tuple[str, ...]], _RequesterOptions]]
-_requester_memo = (None, {})
+class _RequesterMemo:
+    """Requester options kept in the settings' caches (a reload makes new settings, and the
+    entries start again). In a cluster the same few controllers and users write Jobs in a
+    handful of namespaces, so nearly every request finds its requester here; cleared when full
+    (by entries, or by the bytes of the names and groups) against a stream of new users."""
+
+    max_entries = 1024
+    max_bytes = 1024 * 1024
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str, tuple[str, ...]], _RequesterOptions] = {}
+        self.bytes = 0
 
 
 def _requester_options(
     settings: Settings, namespace: str, requester: Requester
 ) -> _RequesterOptions:
-    global _requester_memo
-    memo = _requester_memo  # one (settings, entries) pair, replaced whole: safe across threads
-    if memo[0] is not settings:
-        memo = _requester_memo = (settings, {})
-    entries = memo[1]
+    caches = settings.caches
+    try:
+        memo: _RequesterMemo = caches.by_owner[_RequesterMemo]
+    except KeyError:
+        memo = caches.get(_RequesterMemo, _RequesterMemo)
+    entries = memo.entries
     key = (namespace, requester.username, requester.groups)
     found = entries.get(key)
     if found is None:
-        if len(entries) >= _REQUESTER_OPTIONS_MAX:
+        cost = 400 + len(namespace) + len(requester.username) + sum(map(len, requester.groups))
+        if len(entries) >= memo.max_entries or memo.bytes + cost > memo.max_bytes:
             entries.clear()
-        found = entries[key] = _RequesterOptions(
+            memo.bytes = 0
+        found = _RequesterOptions(
             exempt=settings.policies.exemptions.exempt(namespace, requester),
             exempt_beyond_controllers=settings.policies.exemptions.exempt_beyond_controllers(
                 namespace, requester
@@ -352,6 +361,9 @@ def _requester_options(
             ),
             policy=policy_options(settings.policies, namespace, requester),
         )
+        if cost <= memo.max_bytes:
+            entries[key] = found
+            memo.bytes += cost
     return found
 
 
@@ -511,7 +523,16 @@ def resolve_violations(errors: list[FieldError], settings: Settings) -> list[Vio
 
 
 def evaluate(request: Request, settings: Settings) -> Verdict:
-    """Judge one request. Never raises for bad objects: they give a Verdict with decode_error."""
+    """Judge one request. Never raises for bad objects: they give a Verdict with decode_error.
+    What the checks keep is kept in the settings' caches."""
+    token = ACTIVE_CACHES.set(settings.caches)  # not `caching`: no generator per request
+    try:
+        return _evaluate(request, settings)
+    finally:
+        ACTIVE_CACHES.reset(token)
+
+
+def _evaluate(request: Request, settings: Settings) -> Verdict:
     name = _name_of(request.object, request.name)
     judged = request.kind in JUDGED_KINDS and request.operation in (
         Operation.CREATE,
@@ -640,6 +661,14 @@ class Mutation:
 
 def mutate(request: Request, settings: Settings) -> Mutation:
     """The mutation for a request; objects that cannot be read are left to /validate."""
+    token = ACTIVE_CACHES.set(settings.caches)
+    try:
+        return _mutate(request, settings)
+    finally:
+        ACTIVE_CACHES.reset(token)
+
+
+def _mutate(request: Request, settings: Settings) -> Mutation:
     if (
         request.kind != "Job"
         or request.operation is not Operation.CREATE

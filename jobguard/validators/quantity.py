@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
-from jobguard.validators.memo import short_key_cache
+from jobguard.validators.memo import MiB, short_key_cache
 
 # Exact arithmetic over any exponent a quantity can carry (upstream: int32).
 _CONTEXT = decimal.Context(
@@ -133,7 +133,7 @@ def _interpret(suffix: str) -> tuple[int, int, Format]:
     raise QuantityError(ERR_SUFFIX)
 
 
-@short_key_cache(4096, 64)
+@short_key_cache(MiB, 64)
 def parse_quantity(text: str) -> Quantity:
     """upstream ParseQuantity (after UnmarshalJSON's TrimSpace); QuantityError with its message."""
     if not text:
@@ -184,7 +184,7 @@ def _decimal_canonical(value: Decimal) -> tuple[str, int]:
 
 
 # Kept only for values of a few dozen digits (a Decimal's size grows with its digits).
-@short_key_cache(4096, 160, lambda quantity: sys.getsizeof(quantity.value))
+@short_key_cache(MiB, 160, lambda quantity: sys.getsizeof(quantity.value), entry_bytes=600)
 def canonical(quantity: Quantity) -> str:
     """upstream Quantity.String(): the canonical form (1.5 -> 1500m, 1.5Gi -> 1536Mi)."""
     value = quantity.value

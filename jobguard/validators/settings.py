@@ -8,6 +8,7 @@ from typing import Any
 
 from jobguard.validators.catalog import RULES, Enforcement, RuleInfo
 from jobguard.validators.globs import glob_match, is_glob
+from jobguard.validators.memo import Caches
 from jobguard.validators.policy import PolicySet
 from jobguard.validators.versions import Semantics
 
@@ -69,6 +70,9 @@ class Settings:
     """Each rule's configured parameters."""
     enforcements: Mapping[str, Enforcement | None] = field(init=False, repr=False, compare=False)
     """Each rule's enforcement, None when it is off: what a request's errors are resolved by."""
+    caches: Caches = field(default_factory=Caches, init=False, repr=False, compare=False)
+    """What judging under these settings keeps (`memo`): made with them, dropped with them (a
+    configuration reload makes new settings)."""
 
     def __post_init__(self) -> None:
         resolved = {info.id: _resolve(info, self.enforcement, self.overrides) for info in RULES}

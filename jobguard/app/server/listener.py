@@ -9,7 +9,11 @@ Closing a listening socket resets every connection still in its accept queue: th
 finished their handshakes, so their clients may already have written a request. On stop,
 `refuse_new_connections` makes the kernel drop new SYNs (a socket filter; clients retry their
 SYN and find the next endpoint) while the queue is accepted; `accept_queue_length` tells when
-it is empty.
+it is empty. No socket option or asyncio call holds new connections back without closing the
+listener (a smaller backlog only bounds the queue the stop must drain), so the filter stays:
+tests/test_listener_contract.py attaches it on loopback and checks that a new connection is
+dropped and established and queued ones are untouched, failing if the kernel or Python stops
+honouring it.
 """
 
 from __future__ import annotations

@@ -18,18 +18,31 @@ around each of them `_Connection` adds what the write path needs:
   accept;
 - the stop, in Kubernetes' order (see `GracefulServer`).
 
-Responses carry `Connection: close` after a 408 or 413 (the app's own header) and during the
-stop (`_CloseWhenDone`).
+What the guarantees know of each request they learn from its ASGI messages (`_Guard`, the
+outermost middleware): when it began, whether its body was read to the end, when its response
+began and ended. `Connection: close` on a response (the app's after a 408 or 413, `_Guard`'s
+during the stop and on a 503) is how a connection is made to close after its answer: both of
+uvicorn's HTTP protocols honour it, as HTTP says.
 
-This is the one module that reaches into uvicorn beyond its public configuration (the request
-cycle's state, the protocol's constructor and app, the server's signal list and started
-message): tests/test_uvicorn_contract.py checks those names against the pinned uvicorn, which
-an upgrade must pass first.
+uvicorn beyond its documented configuration (each checked against the pinned uvicorn by
+tests/test_uvicorn_contract.py, which an upgrade must pass first):
+
+1. `GracefulServer` overrides `Server.startup`, `shutdown`, `on_tick` and `capture_signals`,
+   the steps `Server.serve` runs: the listening sockets (a bound at accept, the TLS handshake
+   inside the header timeout) and Kubernetes' stop order are not expressible in `Config`
+   (`limit_concurrency` answers 503 instead of closing idle connections; `timeout_graceful_
+   shutdown` closes the listener at the signal, resetting the accept queue).
+2. Having replaced `startup`, it runs the app's lifespan itself (`Server.lifespan`: `startup()`,
+   `shutdown()`, `should_exit`, `state`) and builds each connection's HTTP protocol as
+   `Server.startup` does: `config.http_protocol_class(config=, server_state=, app_state=)`, the
+   constructor uvicorn requires of a custom `http` protocol class. The connection rides in the
+   ASGI scope's `state` (`CONNECTION`), which the protocol copies from `app_state` per request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib.util
 import logging
@@ -37,14 +50,12 @@ import signal
 import ssl
 import sys
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections import ChainMap
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any, cast
 
 import uvicorn
-from uvicorn.config import STARTUP_FAILURE
-from uvicorn.protocols.http.flow_control import service_unavailable
 
 from jobguard.app.exits import ExitCode
 from jobguard.app.server import listener as listening
@@ -128,33 +139,76 @@ def rate_limit_logs(interval: float = 10.0) -> None:
         logging.getLogger(name).addFilter(rate_limited)
 
 
-class _CloseWhenDone:
-    """ASGI middleware: `Connection: close` on every response once stopping began, so clients
-    retire pooled connections cleanly instead of racing a close.
+CONNECTION = "jobguard.connection"
+"""The key of a request's `_Connection` in its ASGI scope's `state`."""
 
-    Until then requests pass straight through: a wrapped `send` per request costs half a
-    microsecond. A request already being served when stopping begins is marked by the server
-    (`GracefulServer.handle_exit`): httptools then adds the header itself; h11 does not, so
-    on h11 every request is wrapped (`every_request`)."""
+_CLOSE = (b"connection", b"close")
+_UNAVAILABLE_HEADERS = [
+    (b"content-type", b"text/plain; charset=utf-8"),
+    (b"content-length", b"19"),
+    _CLOSE,
+]
 
-    def __init__(self, app: Any, server: GracefulServer, every_request: bool = False) -> None:
+
+def _has_body(scope: Scope) -> bool:
+    """The request's headers announce a body (HTTP/1.1: a length above 0, or chunks)."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return value.strip() not in (b"0", b"")
+        if name == b"transfer-encoding":
+            return True
+    return False
+
+
+class _Guard:
+    """ASGI middleware, the outermost: tells each request's `_Connection` when the request began,
+    when its body was read to the end and when its response was complete (the connection's
+    idle, busy and lingering states come from these); answers 503 on a connection over the
+    bound; and once stopping began adds `Connection: close` to every response, so clients
+    retire pooled connections cleanly instead of racing a close."""
+
+    def __init__(self, app: Any, server: GracefulServer) -> None:
         self.app = app
         self.server = server
-        self.every_request = every_request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not (self.every_request or self.server.draining):
+        state = scope.get("state")
+        connection = state.get(CONNECTION) if scope["type"] == "http" and state else None
+        if connection is None:  # lifespan, or an app served without GracefulServer
             await self.app(scope, receive, send)
             return
+        connection.request_began(_has_body(scope))
+        server = self.server
+        task = cast("asyncio.Task[None]", asyncio.current_task())
+        server.requests.add(task)
 
-        async def send_closing(message: Message) -> None:
-            if message["type"] == "http.response.start" and self.server.draining:
+        async def receive_tracked() -> Message:
+            message = await receive()
+            if not message.get("more_body", False):  # the body's end, or http.disconnect
+                connection.uploading = False
+            return message
+
+        async def send_tracked(message: Message) -> None:
+            kind = message["type"]
+            if kind == "http.response.start" and server.draining:
                 headers = list(message.get("headers", ()))
                 if not any(name.lower() == b"connection" for name, _ in headers):
-                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
+                    message = {**message, "headers": [*headers, _CLOSE]}
             await send(message)
+            if kind == "http.response.body" and not message.get("more_body", False):
+                connection.request_done()
 
-        await self.app(scope, receive, send_closing)
+        try:
+            if connection.refused:  # its body, unread, is lingered over as a 413's
+                await send_tracked(
+                    {"type": "http.response.start", "status": 503, "headers": _UNAVAILABLE_HEADERS}
+                )
+                await send_tracked({"type": "http.response.body", "body": b"Service Unavailable"})
+            else:
+                await self.app(scope, receive_tracked, send_tracked)
+        finally:
+            server.requests.discard(task)
+            connection.request_done()  # no-op when the response was complete
 
 
 class _Transport(asyncio.Transport):
@@ -230,22 +284,14 @@ class _Transport(asyncio.Transport):
         return self._transport.get_protocol()
 
 
-def _cycle(inner: Any) -> Any:
-    """uvicorn's current request/response cycle (h11 and httptools alike), or None."""
-    return getattr(inner, "cycle", None)
-
-
-def _busy(cycle: Any) -> bool:
-    """A request is being served: headers read, response not finished."""
-    return cycle is not None and not cycle.response_complete
-
-
 class _Connection(asyncio.Protocol):
-    """One accepted connection: uvicorn's protocol inside, the write path's guarantees around."""
+    """One accepted connection: uvicorn's protocol inside, the write path's guarantees around.
+    `_Guard` reports its requests (`request_began`, `uploading`, `request_done`)."""
 
-    def __init__(self, server: GracefulServer, inner: Any) -> None:
+    def __init__(self, server: GracefulServer) -> None:
         self.server = server
-        self.inner = inner
+        self.inner: asyncio.Protocol = cast(asyncio.Protocol, None)
+        """uvicorn's HTTP protocol (set by the server's connection factory)."""
         self.loop = asyncio.get_running_loop()
         self.accepted = self.loop.time()  # protocols are made at accept, before TLS
         self.active = self.accepted
@@ -256,9 +302,14 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.lingering = False
         self.lingered = 0
+        self.refused = False
+        """Over the bound with every other connection in a request: answered 503 (`_Guard`)."""
+        self.busy = False
+        """A request began (its headers were read) and its response is not complete."""
+        self.uploading = False
+        """... and its body was not read to the end."""
         self.headers_pending = False
         """Bytes of a request arrived, its headers are not complete yet."""
-        self.last_cycle: Any = None
         self.header_timer: asyncio.TimerHandle | None = None
         self.grace_timer: asyncio.TimerHandle | None = None
         self.linger_timer: asyncio.TimerHandle | None = None
@@ -271,8 +322,8 @@ class _Connection(asyncio.Protocol):
         self.server.live.add(self)
         if len(self.server.live) > self.server.max_connections and not self.server.evict_idle(self):
             # Over the bound with every other connection in a request: its request is answered
-            # 503 (uvicorn's answer, with Connection: close), and the requests are not disturbed.
-            self.inner.app = service_unavailable
+            # 503 with Connection: close, and the requests are not disturbed.
+            self.refused = True
             log.warning("over %d open connections: answering 503", self.server.max_connections)
         self.app_transport = _Transport(self.transport, self)
         self.inner.connection_made(self.app_transport)
@@ -289,14 +340,8 @@ class _Connection(asyncio.Protocol):
             return
         self.active = self.loop.time()
         self.inner.data_received(data)
-        cycle = _cycle(self.inner)
-        if cycle is not self.last_cycle:  # the headers of a new request arrived
-            self.last_cycle = cycle
-            self.headers_pending = False
-            self._cancel_timers()
-            if self.server.stopping:
-                cycle.keep_alive = False  # served, then closed
-        elif not _busy(cycle) and not self.closed and not self.lingering:
+        if not self.busy and not self.closed and not self.lingering:
+            # Part of a request (or all its headers: `request_began` follows in this turn).
             self.headers_pending = True
             if self.header_timer is None:  # a later request on a kept-alive connection
                 self.header_timer = self.loop.call_later(
@@ -307,8 +352,7 @@ class _Connection(asyncio.Protocol):
         if self.lingering:
             self._close_now(abort=False)
             return True
-        result: bool | None = self.inner.eof_received()
-        return result
+        return self.inner.eof_received()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -324,12 +368,28 @@ class _Connection(asyncio.Protocol):
     def resume_writing(self) -> None:
         self.inner.resume_writing()
 
+    # what _Guard reports ----------------------------------------------------------------------
+
+    def request_began(self, has_body: bool) -> None:
+        self.busy = True
+        self.uploading = has_body
+        self.headers_pending = False
+        self._cancel_timers()
+
+    def request_done(self) -> None:
+        if not self.busy:
+            return
+        self.busy = False
+        self.active = self.loop.time()
+        if self.server.stopping:  # the listener is closed: this was its last request
+            self.close()
+
     # the guarantees -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """uvicorn's protocol closes the connection: half-close, then read what the client
-        still sends (bounded) so that unread request bytes do not turn the close into a reset
-        that destroys the response in flight."""
+        """The connection is closed (by uvicorn's protocol, or after its last request):
+        half-close, then read what the client still sends (bounded) so that unread request
+        bytes do not turn the close into a reset that destroys the response in flight."""
         if self.closed or self.lingering or self.transport is None:
             return
         if self.app_transport is not None:
@@ -337,11 +397,9 @@ class _Connection(asyncio.Protocol):
         transport = self.transport
         self.lingering = True
         self._cancel_timers()
-        cycle = _cycle(self.inner)
-        uploading = cycle is not None and cycle.more_body
         if transport.can_write_eof():
             transport.write_eof()  # plain TCP: FIN once the response is flushed
-        elif not uploading:
+        elif not (self.busy and self.uploading):
             # TLS has no half-close: close_notify tells the client; nothing of it is unread.
             self._close_now(abort=False)
             return
@@ -360,9 +418,7 @@ class _Connection(asyncio.Protocol):
 
     def idle(self) -> bool:
         """No request in it: nothing of one arrived since the last answer was complete."""
-        return not (
-            self.closed or self.lingering or self.headers_pending or _busy(_cycle(self.inner))
-        )
+        return not (self.closed or self.lingering or self.headers_pending or self.busy)
 
     def evict(self) -> None:
         """Closed to make room for a new connection (see GracefulServer.evict_idle)."""
@@ -370,7 +426,7 @@ class _Connection(asyncio.Protocol):
 
     def _header_timeout(self) -> None:
         self.header_timer = None
-        if self.closed or self.lingering or _busy(_cycle(self.inner)):
+        if self.closed or self.lingering or self.busy:
             return
         log.info(
             "closing a connection whose request headers did not arrive within %gs",
@@ -378,31 +434,18 @@ class _Connection(asyncio.Protocol):
         )
         self._close_now(abort=True)
 
-    def answer_last(self) -> None:
-        """Stopping began: a response not started yet is this connection's last (httptools
-        sends it with `Connection: close`, as _CloseWhenDone does for requests begun since)."""
-        cycle = _cycle(self.inner)
-        if cycle is not None and not cycle.response_started:
-            cycle.keep_alive = False
-
     def drain(self) -> None:
-        """The listener is closed: finish the request in flight, give an idle connection a
-        short grace for the request its client may be sending, then close."""
-        if self.closed or self.lingering:
+        """The listener is closed: finish the request in flight (`request_done` closes after
+        it), give an idle connection a short grace for the request its client may be sending,
+        then close."""
+        if self.closed or self.lingering or self.busy:
             return
-        cycle = _cycle(self.inner)
-        if _busy(cycle):
-            cycle.keep_alive = False
-        elif not self.headers_pending and self.grace_timer is None:
+        if not self.headers_pending and self.grace_timer is None:
             self.grace_timer = self.loop.call_later(NEW_CONNECTION_GRACE, self._grace_over)
 
     def _grace_over(self) -> None:
         self.grace_timer = None
-        if self.closed or self.lingering or self.headers_pending or _busy(_cycle(self.inner)):
-            return
-        try:
-            self.inner.shutdown()  # uvicorn closes its idle connection (through close above)
-        except Exception:  # its parser may refuse a close in some state: close anyway
+        if not (self.closed or self.lingering or self.headers_pending or self.busy):
             self.close()
 
     def _cancel_timers(self) -> None:
@@ -438,6 +481,9 @@ class GracefulServer(uvicorn.Server):
         self.stopping = False
         """The listener is closed: connections are drained."""
         self.stop_at: float | None = None
+        """When the delayed stop is due (a signal came)."""
+        self.requests: set[asyncio.Task[None]] = set()
+        """The requests being served (`_Guard`), cancelled once the grace period is over."""
         fd_limit = listening.raise_descriptor_limit()
         self.max_connections = options.max_connections
         if 2 * self.max_connections + 64 > fd_limit:
@@ -470,10 +516,9 @@ class GracefulServer(uvicorn.Server):
         # uvicorn's own startup, with our listening sockets and protocol around its own, and the
         # TLS handshake bounded by the header timeout.
         await self.lifespan.startup()
-        if self.lifespan.should_exit:
-            sys.exit(STARTUP_FAILURE)
+        if self.lifespan.should_exit:  # the app's start-up failed (logged by uvicorn)
+            sys.exit(ExitCode.UNAVAILABLE)
         config = self.config
-        loop = asyncio.get_running_loop()
         try:
             self.listeners = listening.bind(
                 config.host, config.port, 2 * self.max_connections, config.backlog
@@ -488,13 +533,14 @@ class GracefulServer(uvicorn.Server):
             sys.exit(ExitCode.UNAVAILABLE)
 
         def connection() -> asyncio.Protocol:
-            inner = config.http_protocol_class(  # type: ignore[call-arg]
-                config=config,
-                server_state=self.server_state,
-                app_state=self.lifespan.state,
-                _loop=loop,
+            outer = _Connection(self)
+            # The protocol copies `app_state` into each request's scope["state"]: the lifespan's
+            # state (read through, as uvicorn shares it), and the connection for `_Guard`.
+            app_state = ChainMap({CONNECTION: outer}, self.lifespan.state)
+            outer.inner = config.http_protocol_class(  # type: ignore[call-arg]
+                config=config, server_state=self.server_state, app_state=app_state
             )
-            return _Connection(self, inner)
+            return outer
 
         self.acceptors = [
             listening.Acceptor(
@@ -509,8 +555,10 @@ class GracefulServer(uvicorn.Server):
         ]
         for acceptor in self.acceptors:
             acceptor.start()
-        self.servers = []  # uvicorn's own shutdown closes these: none, the acceptors serve
-        self._log_started_message(self.listeners)
+        scheme = "https" if config.ssl else "http"
+        for sock in self.listeners:
+            host, port = sock.getsockname()[:2]
+            log.info("Uvicorn running on %s://%s", scheme, listening.address_text(host, port))
         self.started = True
         tls_manager = getattr(self.jobguard_app.state, "tls", None)
         if tls_manager is not None:
@@ -519,9 +567,24 @@ class GracefulServer(uvicorn.Server):
         settings = self.jobguard_app.state.settings
         log.info("jobguard ready (kubernetesVersion %s)", settings.semantics.version)
 
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        # Never recorded for uvicorn to raise again once stopped: the stop is the signal's
-        # whole effect, and the process exits 0 (a re-raised SIGINT is a traceback).
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """SIGTERM and SIGINT stop the server (`on_signal`) while it serves; the handlers
+        before are restored after. (uvicorn's own would raise the signal again once stopped:
+        here the stop is the signal's whole effect, and the process exits 0.)"""
+        loop = asyncio.get_running_loop()
+
+        def handler(sig: int, _frame: object) -> None:
+            loop.call_soon_threadsafe(self.on_signal, sig)
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, handler_before in previous.items():
+                signal.signal(sig, handler_before)
+
+    def on_signal(self, sig: int) -> None:
         self.jobguard_app.state.ready = False
         self._start_draining()
         name = signal.Signals(sig).name
@@ -539,18 +602,14 @@ class GracefulServer(uvicorn.Server):
             self.options.shutdown_delay,
         )
         self.stop_at = time.monotonic() + self.options.shutdown_delay
+        asyncio.get_running_loop().call_later(self.options.shutdown_delay, self._delay_over)
+
+    def _delay_over(self) -> None:
+        self.should_exit = True  # uvicorn's main loop sees it within 0.1 s
 
     def _start_draining(self) -> None:
-        """Every response from now on carries `Connection: close` (see _CloseWhenDone)."""
-        if not self.draining:
-            self.draining = True
-            for connection in list(self.live):
-                connection.answer_last()
-
-    async def on_tick(self, counter: int) -> bool:
-        if self.stop_at is not None and time.monotonic() >= self.stop_at:
-            self.should_exit = True
-        return await super().on_tick(counter)
+        """Every response from now on carries `Connection: close` (see _Guard)."""
+        self.draining = True
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         loop = asyncio.get_running_loop()
@@ -568,12 +627,12 @@ class GracefulServer(uvicorn.Server):
             log.error(
                 "grace period over: closing %d connections, cancelling %d requests",
                 self._open_connections(),
-                len(self.server_state.tasks),
+                len(self.requests),
             )
             for connection in list(self.live):
                 if connection.transport is not None:
                     connection.transport.abort()
-            for task in list(self.server_state.tasks):
+            for task in list(self.requests):
                 task.cancel()
             await asyncio.sleep(0)
         if not self.force_exit:
@@ -622,7 +681,7 @@ def serve(app: Any, options: ServeOptions, ssl_context: ssl.SSLContext | None = 
         lifespan="on",
     )
     server = GracefulServer(config, app, options)
-    config.app = _CloseWhenDone(app, server, every_request=http == "h11")
+    config.app = _Guard(app, server)
     # Everything loaded so far lives as long as the process: out of the cyclic collector's
     # full passes, which would otherwise walk it again and again (a pause in the tail latency).
     gc.collect()
