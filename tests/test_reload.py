@@ -172,10 +172,10 @@ def test_a_loader_that_fails_unexpectedly_is_a_rejected_version(
     results: list[bool] = []
     reloader = ConfigReloader(str(path), applied.append, observer=results.append)
 
-    def broken(name: str | None = None) -> Any:
+    def broken(name: str) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(reload_module, "load_config", broken)
+    monkeypatch.setattr(reload_module, "read_config_text", broken)
     swap(tmp_path, V136, "2")
     with caplog.at_level(logging.ERROR, "jobguard.config"):
         assert reloader.check() is False
@@ -199,7 +199,7 @@ def test_sighup_on_a_bad_version_is_a_rejected_reload(
     # Neither settled nor coalesced: each SIGHUP reads the file (the defaults: test below).
     reloader = ConfigReloader(str(path), applied.append, interval=3600, settle=0, min_gap=0)
 
-    def broken(name: str | None = None) -> Any:
+    def broken(name: str) -> Any:
         raise KeyError("a bug")
 
     async def scenario() -> None:
@@ -216,7 +216,7 @@ def test_sighup_on_a_bad_version_is_a_rejected_reload(
             path.write_text(bad)
             os.kill(os.getpid(), signal.SIGHUP)
             await rejected(count)
-        monkeypatch.setattr(reload_module, "load_config", broken)
+        monkeypatch.setattr(reload_module, "read_config_text", broken)
         os.kill(os.getpid(), signal.SIGHUP)
         await rejected(3)
         monkeypatch.undo()
@@ -305,13 +305,13 @@ def test_a_sighup_storm_is_read_once_per_gap_off_the_event_loop(
     path.write_text(V135)
     applied: list[Settings] = []
     threads: list[str] = []
-    load = config_module.load_config
+    read = config_module.read_config_text
 
-    def counted(name: str | None = None) -> Any:
+    def counted(name: str) -> str:
         threads.append(threading.current_thread().name)
-        return load(name)
+        return read(name)
 
-    monkeypatch.setattr(reload_module, "load_config", counted)
+    monkeypatch.setattr(reload_module, "read_config_text", counted)
     reloader = ConfigReloader(str(path), applied.append, interval=3600, settle=0, min_gap=1.5)
 
     async def scenario() -> None:
@@ -325,8 +325,9 @@ def test_a_sighup_storm_is_read_once_per_gap_off_the_event_loop(
         await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(scenario())
-    # The first SIGHUP read at once, the other 49 (within the gap) coalesced into one more read.
-    assert len(threads) == 2 and len(applied) == 2
+    # The first SIGHUP read at once, the other 49 (within the gap) coalesced into one more read,
+    # which found the text already applied: parsed and applied once.
+    assert len(threads) == 2 and len(applied) == 1
     assert threading.main_thread().name not in threads
 
 
@@ -359,3 +360,16 @@ def test_a_file_rewritten_in_place_is_read_once_it_has_settled(
     # Only the finished file was taken: the policy never dropped.
     assert [len(s.policies.policies) for s in applied] == [1]
     assert applied[0].semantics.version == "1.36"
+
+
+def test_a_sighup_over_an_unchanged_file_applies_nothing_new(tmp_path: Path) -> None:
+    path = configmap_dir(tmp_path, V135)
+    applied: list[Settings] = []
+    reloader = ConfigReloader(str(path), applied.append)
+    assert reloader.check(force=True) is True and len(applied) == 1
+    assert reloader.check(force=True) is True and len(applied) == 1  # same text: not parsed
+    swap(tmp_path, V136, "2")
+    assert reloader.check() is True and applied[-1].semantics.version == "1.36"
+    swap(tmp_path, V135, "3")  # back to the first text: a change from what is applied
+    assert reloader.check(force=True) is True and applied[-1].semantics.version == "1.35"
+    assert len(applied) == 3 and reloader.failures == 0

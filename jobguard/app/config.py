@@ -578,6 +578,11 @@ def load_config(path: str | None = None) -> FileConfig:
     if path is None:
         version = os.environ.get(VERSION_ENV)
         return parse_config(f"kubernetesVersion: {version!r}\n" if version else "{}", VERSION_ENV)
+    return parse_config(read_config_text(path), path)
+
+
+def read_config_text(path: str) -> str:
+    """The text of the configuration file at `path`: at most MAX_CONFIG_BYTES of UTF-8."""
     try:
         with open(path, "rb") as file:
             raw = file.read(MAX_CONFIG_BYTES + 1)
@@ -591,7 +596,7 @@ def load_config(path: str | None = None) -> FileConfig:
         line = raw.count(b"\n", 0, exc.start) + 1
         reason = f"not UTF-8 text (byte {exc.start})"
         raise ConfigError([ConfigProblem(path, line, "", reason)]) from None
-    return parse_config(text, path)
+    return text
 
 
 def subjects_config(s: Subjects) -> dict[str, list[str]]:

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import signal
 from collections.abc import Callable
 
-from jobguard.app.config import ConfigError, config_warnings, load_config, log_fields
+from jobguard.app.config import (
+    ConfigError,
+    config_warnings,
+    log_fields,
+    parse_config,
+    read_config_text,
+)
 from jobguard.app.server.polling import FilePoller, Polled
 from jobguard.validators import Settings
 
@@ -48,6 +55,9 @@ class ConfigReloader(Polled):
         self.path = path
         self.cluster_version = cluster_version
         self.apply = apply
+        self._applied_digest: bytes | None = None
+        """The SHA-256 of the text last applied: a SIGHUP storm over an unchanged file parses it
+        once, not once a second (each parse of a 1 MiB file holds the interpreter ~1 s)."""
         self.poller = FilePoller(
             [path],
             self._reload,
@@ -62,8 +72,14 @@ class ConfigReloader(Polled):
         )
 
     def _reload(self) -> None:
-        settings = load_config(self.path).to_settings(self.cluster_version)
+        text = read_config_text(self.path)
+        digest = hashlib.sha256(text.encode()).digest()
+        if digest == self._applied_digest:
+            log.debug("configuration %s unchanged since it was applied", self.path)
+            return
+        settings = parse_config(text, self.path).to_settings(self.cluster_version)
         self.apply(settings)
+        self._applied_digest = digest
         for warning in config_warnings(settings):
             log.warning("configuration %s: %s", self.path, warning)
         log.info(

@@ -677,7 +677,6 @@ def serve(app: Any, options: ServeOptions, ssl_context: ssl.SSLContext | None = 
         log_config=None,
         access_log=False,
         timeout_keep_alive=options.idle_timeout,
-        timeout_graceful_shutdown=int(options.grace_period),
         lifespan="on",
     )
     server = GracefulServer(config, app, options)
