@@ -102,7 +102,7 @@ def test_long_values_are_cut_in_causes_and_message() -> None:
             'Invalid value: "xxxx'
         )
     assert len(status["message"]) < 4 * MAX_CAUSE_CHARS
-    assert "name part must be no more than 63 characters" in status["message"]
+    assert "name part must be no more than 63 bytes" in status["message"]
 
 
 def test_small_denials_are_untouched() -> None:

@@ -20,8 +20,10 @@ from jobguard.validators.cron import schedule_problem
 from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo, Caches, ShortKeyCache, caching
 from jobguard.validators.names import (
+    content_label_value_problems,
     dns1123_label_problems,
     dns1123_subdomain_problems,
+    label_key_problems,
     label_value_problems,
     port_name_problems,
     qualified_name_problems,
@@ -81,7 +83,7 @@ def _judge_megabyte_label_keys() -> None:
         key = f"{i:04d}" + "k" * MiB
         assert qualified_name_problems(key) == ("name part must be no more than 63 characters",)
         assert label_value_problems("v" * MiB) == ("must be no more than 63 characters",)
-        errors = check_labels_and_annotations({"annotations": {key: "x"}}, None, "metadata", None)
+        errors = check_labels_and_annotations({"annotations": {key: "x"}}, None, "metadata", "1.34")
         assert [(e.rule, e.path, e.type.reason) for e in errors] == [
             ("IM-008", "metadata.annotations", "FieldValueInvalid"),  # the key
             ("IM-008", "metadata.annotations", "FieldValueTooLong"),  # over 256 KiB in all
@@ -217,7 +219,9 @@ def test_distinct_megabyte_strings_through_every_check_are_not_kept() -> None:
         port_name_problems,
         relaxed_env_var_name_problems,
         qualified_name_problems,
+        label_key_problems,
         label_value_problems,
+        content_label_value_problems,
         parse_quantity,
         schedule_problem,
     ]
@@ -254,7 +258,9 @@ CACHED_CHECKS: list[Any] = [
     port_name_problems,
     relaxed_env_var_name_problems,
     qualified_name_problems,
+    label_key_problems,
     label_value_problems,
+    content_label_value_problems,
     parse_quantity,
     canonical,
     schedule_problem,

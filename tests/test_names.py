@@ -11,8 +11,8 @@ from jobguard.validators.names import (
     dns1123_subdomain_problems,
     is_dns1123_label,
     is_dns1123_subdomain,
+    label_wording,
 )
-from jobguard.validators.rules.metadata_update import key_problems
 
 _names = st.text("ab0-.A_", max_size=70) | st.text("a-.", min_size=60, max_size=260)
 
@@ -34,6 +34,7 @@ def test_lengths_and_dots() -> None:
 
 def test_label_key_prefixes_are_subdomains() -> None:
     # IM-008 uses upstream's IsQualifiedName (names.py), with every message it gives.
+    key_problems = label_wording("1.34").key
     assert key_problems("example.com/name") == ()
     assert key_problems("Example.com/name") == (
         "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
@@ -49,7 +50,7 @@ def test_im008_reports_every_message_of_upstream() -> None:
     from jobguard.validators.rules.metadata_update import check_labels_and_annotations
 
     key = "_" + "a" * 63
-    errors = check_labels_and_annotations({"labels": {key: "ok"}}, None, "metadata", None)
+    errors = check_labels_and_annotations({"labels": {key: "ok"}}, None, "metadata", "1.34")
     assert [e.body() for e in errors] == [
         f'Invalid value: "{key}": name part must be no more than 63 characters',
         f"Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', "

@@ -152,10 +152,10 @@ def test_cronjob_update_keeps_metadata_immutable() -> None:
 
 def test_a_job_name_too_long_for_its_generated_label_is_refused_on_the_template() -> None:
     # The API server labels the pod template job-name=<name> (plain and prefixed): label values
-    # of at most 63 characters.
+    # of at most 63 bytes (1.35's content.IsLabelValue words it so).
     name = "j" * 64
     verdict = create(manifest(name=name))
-    body = f'Invalid value: "{name}": must be no more than 63 characters'
+    body = f'Invalid value: "{name}": must be no more than 63 bytes'
     assert detailed_causes(verdict) == [
         ("IM-008", "spec.template.labels", "FieldValueInvalid", body)
     ]

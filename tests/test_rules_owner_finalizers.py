@@ -172,7 +172,7 @@ def test_no_new_finalizers_message_lists_them_as_go_prints_a_string_slice() -> N
 
 
 def test_upstream_conflicting_finalizers() -> None:
-    errors = validate_finalizers(["orphan", "foregroundDeletion"], "field.finalizers")
+    errors = validate_finalizers(["orphan", "foregroundDeletion"], "field.finalizers", "1.37")
     assert [e.message() for e in errors] == [
         'field.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and '
         "foregroundDeletion cannot be both set"
@@ -281,7 +281,7 @@ def test_an_object_being_deleted_gains_no_finalizer() -> None:
 def test_values_of_other_types_are_left_to_the_decoder() -> None:
     assert validate_owner_references("x", "p", "1.37") == []
     assert validate_owner_references([1, None], "p", "1.37") == []
-    assert validate_finalizers({"a": 1}, "p") == []
+    assert validate_finalizers({"a": 1}, "p", "1.37") == []
     assert validate_no_new_finalizers(None, "x", "p") == []
 
 

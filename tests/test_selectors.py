@@ -23,7 +23,7 @@ def found(errors: list) -> list[tuple[str, ErrorType]]:
 
 
 def test_the_full_validation() -> None:
-    assert found(validate_label_selector("R", SELECTOR, "s")) == [
+    assert found(validate_label_selector("R", SELECTOR, "s", "1.37")) == [
         ("s.matchLabels", ErrorType.INVALID),  # "bad key!"
         ("s.matchExpressions[0].values", ErrorType.REQUIRED),
         ("s.matchExpressions[1].values", ErrorType.FORBIDDEN),
@@ -43,7 +43,7 @@ def test_the_structural_subset() -> None:
         ("s.matchExpressions[3].key", ErrorType.INVALID),
     ]
     assert errors[-1].detail == "name part must be non-empty"
-    assert set(errors) <= set(validate_label_selector("R", SELECTOR, "s"))
+    assert set(errors) <= set(validate_label_selector("R", SELECTOR, "s", "1.37"))
 
 
 def test_a_valid_selector_has_no_errors() -> None:
@@ -51,5 +51,5 @@ def test_a_valid_selector_has_no_errors() -> None:
         "matchLabels": {"app": "x"},
         "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}],
     }
-    assert validate_label_selector("R", valid, "s") == []
+    assert validate_label_selector("R", valid, "s", "1.37") == []
     assert validate_selector("R", valid, "s") == []

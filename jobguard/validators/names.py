@@ -10,8 +10,12 @@ Upstream: `k8s.io/apimachinery/pkg/util/validation`, k8s.io/apimachinery v0.37.2
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 
 from jobguard.validators.memo import MiB, short_key_cache
+from jobguard.validators.versions import Release
 
 DNS1123_LABEL_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
@@ -146,9 +150,21 @@ _QUALIFIED_NAME_MSG = (
 )
 
 
-@short_key_cache(2 * MiB, 320)
-def qualified_name_problems(value: str) -> tuple[str, ...]:
-    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63."""
+def _byte_length(value: str) -> int:
+    """Go's len(): UTF-8 bytes (a lone surrogate, which Go decodes as U+FFFD, counts 3)."""
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+
+
+def _max_bytes_error(length: int) -> str:
+    """apimachinery content.MaxLenError (v0.35+)."""
+    return f"must be no more than {length} bytes"
+
+
+def _label_key_problems(
+    value: str, too_long: Callable[[int], str], invalid_lead: str
+) -> tuple[str, ...]:
+    """IsQualifiedName (apimachinery <= v0.34) and content.IsLabelKey (v0.35+): the same checks,
+    worded by `too_long` and `invalid_lead` (a key with more than one '/')."""
     problems: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -158,17 +174,24 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
         if not prefix:
             problems.append("prefix part must be non-empty")
         else:
-            problems += [f"prefix part {p}" for p in dns1123_subdomain_problems(prefix)]
+            # IsDNS1123Subdomain of the same package (its MaxLenError's words).
+            if _byte_length(prefix) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+                problems.append("prefix part " + too_long(DNS1123_SUBDOMAIN_MAX_LENGTH))
+            if _DNS1123_SUBDOMAIN.fullmatch(prefix) is None:
+                problems.append(
+                    "prefix part "
+                    + regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
+                )
     else:
         return (
-            "a qualified name "
+            invalid_lead
             + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
         )
     if not name:
         problems.append("name part must be non-empty")
-    elif len(name) > 63:
-        problems.append("name part " + max_len_error(63))
+    elif _byte_length(name) > 63:
+        problems.append("name part " + too_long(63))
     if QUALIFIED_NAME.fullmatch(name) is None:
         problems.append(
             "name part "
@@ -177,32 +200,69 @@ def qualified_name_problems(value: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
-_CHARACTERS = re.compile(r"must be no more than (\d+) characters")
+@short_key_cache(2 * MiB, 320)
+def qualified_name_problems(value: str) -> tuple[str, ...]:
+    """IsQualifiedName (apimachinery <= v0.34, Kubernetes 1.33 and 1.34): an optional DNS
+    subdomain prefix and '/', then a name of at most 63."""
+    return _label_key_problems(value, max_len_error, "a qualified name ")
 
 
+@short_key_cache(2 * MiB, 320)
 def label_key_problems(value: str) -> tuple[str, ...]:
     """content.IsLabelKey, what IsQualifiedName became in apimachinery v0.35 (Kubernetes 1.35):
     the same checks, lengths in bytes, a key with more than one '/' "a valid label key"."""
-    problems = qualified_name_problems(value)
-    if problems and problems[0].startswith("a qualified name "):
-        return ("a valid label key " + problems[0].removeprefix("a qualified name "),)
-    return tuple(_CHARACTERS.sub(r"must be no more than \1 bytes", p) for p in problems)
+    return _label_key_problems(value, _max_bytes_error, "a valid label key ")
 
 
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+    "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
+    "or 'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def _label_value_problems(value: str, too_long: Callable[[int], str]) -> tuple[str, ...]:
+    problems: list[str] = []
+    if _byte_length(value) > 63:
+        problems.append(too_long(63))
+    if _LABEL_VALUE.fullmatch(value) is None:
+        problems.append(_LABEL_VALUE_MSG)
+    return tuple(problems)
 
 
 @short_key_cache(2 * MiB, 64)
 def label_value_problems(value: str) -> tuple[str, ...]:
-    """IsValidLabelValue."""
-    problems: list[str] = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
-    if _LABEL_VALUE.fullmatch(value) is None:
-        problems.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
-            "or 'my_value',  or '12345', regex used for validation is "
-            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-        )
-    return tuple(problems)
+    """IsValidLabelValue (apimachinery <= v0.34)."""
+    return _label_value_problems(value, max_len_error)
+
+
+@short_key_cache(2 * MiB, 64)
+def content_label_value_problems(value: str) -> tuple[str, ...]:
+    """content.IsLabelValue (apimachinery v0.35+): the length in bytes."""
+    return _label_value_problems(value, _max_bytes_error)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelWording:
+    """The label key and label value checks of one release, in its words (a key's or value's
+    validity is the same in every release)."""
+
+    key: Callable[[str], tuple[str, ...]]
+    """IsQualifiedName / content.IsLabelKey: label, annotation and toleration keys, selector
+    keys, topology keys, finalizers, resource and condition names."""
+    value: Callable[[str], tuple[str, ...]]
+    """IsValidLabelValue / content.IsLabelValue."""
+
+
+_QUALIFIED_NAME_WORDING = LabelWording(qualified_name_problems, label_value_problems)
+_CONTENT_WORDING = LabelWording(label_key_problems, content_label_value_problems)
+
+
+@lru_cache(maxsize=16)
+def label_wording(version: str) -> LabelWording:
+    """The wording of release `version` (versions.CHANGES, LabelKeyAndValueContentMessages)."""
+    if Release.of(version).has("LabelKeyAndValueContentMessages"):
+        return _CONTENT_WORDING
+    return _QUALIFIED_NAME_WORDING

@@ -93,7 +93,7 @@ from jobguard.validators.rules.template import (
     validate_pod_template_update,
 )
 from jobguard.validators.settings import Settings
-from jobguard.validators.strategy import DEFAULTED, JobOptions, job_options, status_options
+from jobguard.validators.strategy import JobOptions, SpecOptions, job_options, status_options
 
 JUDGED_KINDS = ("Job", "CronJob")
 DECODE_RULE = "DEC-001"
@@ -264,8 +264,8 @@ def _job_spec_errors(
             ctx.new_json.template, "spec.template", pod, create=create, version=version
         )
         return validate_job_spec(
-            ctx.new.spec, None, "spec", DEFAULTED, template
-        ) + validate_job_spec_selector(ctx.new_json, None, "spec", allow_invalid)
+            ctx.new.spec, None, "spec", SpecOptions(defaulted=True, version=version), template
+        ) + validate_job_spec_selector(ctx.new_json, None, "spec", allow_invalid, version)
 
     if not keep:
         return check()
@@ -416,7 +416,9 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
             errors = check_object_meta(new.metadata, None, "metadata", NameOptions(ctx.namespace))
         else:
             errors = []
-        errors += check_labels_and_annotations(new_json.metadata, None, "metadata", None)
+        errors += check_labels_and_annotations(
+            new_json.metadata, None, "metadata", ctx.semantics.version
+        )
         errors += check_owner_references_and_finalizers(
             new_json.metadata, None, "metadata", ctx.semantics.version
         )
@@ -474,7 +476,7 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     if create:
         errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
         metadata = _dict(ctx.new_raw.get("metadata"))
-        errors += check_labels_and_annotations(metadata, None, "metadata", None)
+        errors += check_labels_and_annotations(metadata, None, "metadata", ctx.semantics.version)
         errors += check_owner_references_and_finalizers(
             metadata, None, "metadata", ctx.semantics.version
         )
@@ -503,7 +505,9 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
         create=create,
         version=ctx.semantics.version,
     )
-    errors += validate_job_template_spec(ctx.new, None, "spec", None, template_errors)
+    errors += validate_job_template_spec(
+        ctx.new, None, "spec", ctx.semantics.version, template_errors
+    )
     errors += validate_cronjob_spec_tail(spec, None, "spec", None)
     if create:
         errors += check_cronjob_name_length(ctx.new.metadata, None, "metadata", None)

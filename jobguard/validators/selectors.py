@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, invalid, required
-from jobguard.validators.names import label_value_problems, qualified_name_problems
+from jobguard.validators.names import label_value_problems, label_wording
+from jobguard.validators.versions import NEWEST_VERSION
 
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -46,21 +47,22 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
 
 
 def validate_label_selector(
-    rule: str, selector: Any, path: str, *, allow_invalid_label_value: bool = False
+    rule: str, selector: Any, path: str, version: str, *, allow_invalid_label_value: bool = False
 ) -> list[FieldError]:
     """metav1 ValidateLabelSelector: matchLabels keys and values, each requirement's operator,
     values (required for In/NotIn, forbidden for Exists/DoesNotExist), key and value syntax
     (the requirements' values not with `allow_invalid_label_value`, upstream's
     AllowInvalidLabelValueInSelector). A selector that is not an object is the decoder's to
-    judge."""
+    judge. Worded as release `version` words them (names.label_wording)."""
     if not isinstance(selector, Mapping):
         return []
+    words = label_wording(version)
     errors: list[FieldError] = []
     match_labels = selector.get("matchLabels")
     for key, value in (match_labels if isinstance(match_labels, Mapping) else {}).items():
-        errors += _each(rule, f"{path}.matchLabels", key, qualified_name_problems(key))
+        errors += _each(rule, f"{path}.matchLabels", key, words.key(key))
         if isinstance(value, str):
-            errors += _each(rule, f"{path}.matchLabels", value, label_value_problems(value))
+            errors += _each(rule, f"{path}.matchLabels", value, words.value(value))
     expressions = selector.get("matchExpressions")
     for index, requirement in enumerate(expressions if isinstance(expressions, list) else []):
         if not isinstance(requirement, Mapping):
@@ -94,21 +96,19 @@ def validate_label_selector(
         key = requirement.get("key")
         key = "" if key is None else key
         if isinstance(key, str):
-            errors += _each(rule, f"{at}.key", key, qualified_name_problems(key))
+            errors += _each(rule, f"{at}.key", key, words.key(key))
         for value_index, value in enumerate(() if allow_invalid_label_value else values):
             if isinstance(value, str):
-                errors += _each(
-                    rule, f"{at}.values[{value_index}]", value, label_value_problems(value)
-                )
+                errors += _each(rule, f"{at}.values[{value_index}]", value, words.value(value))
     return errors
 
 
 def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list[FieldError]:
     """The structural errors of ValidateLabelSelector that make a selector unusable: operators,
     values, and an empty key (`validate_label_selector`'s, without the syntax of keys and
-    values)."""
+    values: their words are the same in every release)."""
     errors: list[FieldError] = []
-    for error in validate_label_selector(rule, selector, path):
+    for error in validate_label_selector(rule, selector, path, NEWEST_VERSION):
         if error.path.endswith((".operator", ".values")) or (
             error.path.endswith(".key")
             and error.value == ""
@@ -119,7 +119,8 @@ def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list
 
 
 def label_selector_has_invalid_label_value(selector: Any) -> bool:
-    """metav1validation.LabelSelectorHasInvalidLabelValue."""
+    """metav1validation.LabelSelectorHasInvalidLabelValue (validity only: any release's
+    wording)."""
     if not isinstance(selector, Mapping):
         return False
     expressions = selector.get("matchExpressions")

@@ -47,10 +47,8 @@ class SpecOptions:
     defaulted: bool
     """The Job defaulter ran (a Job's spec); False for a CronJob's template, which it never
     touches."""
-
-
-DEFAULTED = SpecOptions(defaulted=True)
-AS_WRITTEN = SpecOptions(defaulted=False)
+    version: str
+    """The release whose words the checks use (names.label_wording)."""
 
 
 def job_options(

@@ -89,6 +89,10 @@ CHANGES: dict[str, str] = {
     # empty member Required (before: Invalid, under `ownerReferences` itself), and an apiVersion
     # that is not <group>/<version> or <version> named so (before: "version must not be empty").
     "OwnerReferencesByIndex": "1.37",
+    # apimachinery v0.35: IsQualifiedName and IsValidLabelValue became content.IsLabelKey and
+    # content.IsLabelValue (names.py `LabelWording`): lengths "must be no more than N bytes",
+    # a key with more than one '/' "a valid label key ..." (before: "a qualified name ...").
+    "LabelKeyAndValueContentMessages": "1.35",
     # GetValidationOptionsFromPodSpecAndMeta's relaxations that came with a field or a gate:
     # the release from which the stored template's use of it keeps it allowed.
     "EnvFilesOption": "1.34",

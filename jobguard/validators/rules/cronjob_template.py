@@ -13,7 +13,7 @@ from dataclasses import replace
 from jobguard.validators.errors import FieldError, invalid, not_supported
 from jobguard.validators.model import CronJob, as_sent
 from jobguard.validators.rules.jobspec import validate_job_spec
-from jobguard.validators.strategy import AS_WRITTEN
+from jobguard.validators.strategy import SpecOptions
 
 
 def _as_cronjob_rule(error: FieldError) -> FieldError:
@@ -25,7 +25,7 @@ def validate_job_template_spec(
     cronjob: CronJob,
     old: CronJob | None,
     path: str,
-    opts: None,
+    version: str,
     template_errors: Sequence[FieldError] = (),
 ) -> list[FieldError]:
     """ValidateJobTemplateSpec: CJ-001..CJ-005 on the CronJob's spec at `path`, the same on
@@ -37,7 +37,9 @@ def validate_job_template_spec(
     kept = {id(error) for error in template_errors}
     errors = [
         error if id(error) in kept else _as_cronjob_rule(error)
-        for error in validate_job_spec(spec, None, spec_path, AS_WRITTEN, template_errors)
+        for error in validate_job_spec(
+            spec, None, spec_path, SpecOptions(defaulted=False, version=version), template_errors
+        )
     ]
     selector = as_sent(spec.selector)
     if selector is not None:

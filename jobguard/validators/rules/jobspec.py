@@ -224,8 +224,8 @@ def validate_job_spec(
     template_errors: Sequence[FieldError] = (),
 ) -> list[FieldError]:
     """Every create-style Job spec check (upstream `validateJobSpec`), in upstream order: a
-    function of the spec alone (`old` is not read). `opts` is DEFAULTED for a Job, AS_WRITTEN
-    for a CronJob's template, which the Job defaulter never touches. `template_errors`:
+    function of the spec alone (`old` is not read). `opts.defaulted` for a Job, not for a CronJob's
+    template, which the Job defaulter never touches. `template_errors`:
     ValidatePodTemplateSpec's errors for `spec.template` (pod.validate_pod_template_spec, on the
     template as sent), placed where upstream runs it, before the restart policy's check.
     """

@@ -24,7 +24,7 @@ from jobguard.validators.errors import (
     invalid,
     render_value,
 )
-from jobguard.validators.names import label_value_problems, qualified_name_problems
+from jobguard.validators.names import label_wording
 from jobguard.validators.rules.object_names import (
     kube_finalizer_names,
     owner_references_and_finalizers,
@@ -42,22 +42,13 @@ _IMMUTABLE_META = (
 )
 
 
-def key_problems(key: str) -> tuple[str, ...]:
-    """IsQualifiedName of a label or annotation key (names.py's: upstream's messages, every one
-    of them)."""
-    return qualified_name_problems(key)
-
-
-def value_problems(value: str) -> tuple[str, ...]:
-    """IsValidLabelValue (names.py's)."""
-    return label_value_problems(value)
-
-
 def check_labels_and_annotations(
-    metadata: Mapping[str, Any], old: None, path: str, opts: None
+    metadata: Mapping[str, Any], old: None, path: str, version: str
 ) -> list[FieldError]:
     """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it), on the
-    metadata as sent."""
+    metadata as sent, in the words of release `version` (names.label_wording)."""
+    words = label_wording(version)
+    key_problems, value_problems = words.key, words.value
     errors: list[FieldError] = []
     labels = metadata.get("labels") or {}
     for key, value in labels.items():
@@ -128,7 +119,7 @@ def check_metadata_update(
     Without `opts.syntax` the caller already judged the create-style part."""
     errors: list[FieldError] = []
     if opts.syntax:
-        errors += check_labels_and_annotations(new, None, path, None)
+        errors += check_labels_and_annotations(new, None, path, opts.version)
         errors += owner_references_and_finalizers(new, path, opts.version)
     if old.get("deletionTimestamp") is not None:
         errors += validate_no_new_finalizers(

@@ -25,9 +25,9 @@ from jobguard.validators.errors import FieldError, invalid, required
 from jobguard.validators.model import ObjectMeta
 from jobguard.validators.names import (
     dns1123_label_problems,
+    label_wording,
     max_len_error,
     name_is_dns_subdomain,
-    qualified_name_problems,
 )
 from jobguard.validators.prepare import name_from_generate_name
 from jobguard.validators.versions import Release
@@ -190,15 +190,16 @@ def _strings(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def validate_finalizers(finalizers: Any, path: str) -> list[FieldError]:
-    """ValidateFinalizers (with ValidateFinalizerName): qualified names, and not both orphan and
-    foregroundDeletion. The errors name the list, not the item, as upstream's do."""
+def validate_finalizers(finalizers: Any, path: str, version: str) -> list[FieldError]:
+    """ValidateFinalizers (with ValidateFinalizerName): qualified names (in the words of
+    release `version`), and not both orphan and foregroundDeletion. The errors name the list,
+    not the item, as upstream's do."""
+    key_problems = label_wording(version).key
     errors: list[FieldError] = []
     names = _strings(finalizers)
     for finalizer in names:
         errors += [
-            invalid("OM-005", path, finalizer, problem)
-            for problem in qualified_name_problems(finalizer)
+            invalid("OM-005", path, finalizer, problem) for problem in key_problems(finalizer)
         ]
     if FINALIZER_ORPHAN_DEPENDENTS in names and FINALIZER_DELETE_DEPENDENTS in names:
         detail = (
@@ -234,7 +235,7 @@ def owner_references_and_finalizers(
     then the finalizers (apimachinery's checks only)."""
     refs = metadata.get("ownerReferences")
     errors = validate_owner_references(refs, f"{path}.ownerReferences", version)
-    return errors + validate_finalizers(metadata.get("finalizers"), f"{path}.finalizers")
+    return errors + validate_finalizers(metadata.get("finalizers"), f"{path}.finalizers", version)
 
 
 def check_owner_references_and_finalizers(

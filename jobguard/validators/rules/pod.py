@@ -22,6 +22,7 @@ from jobguard.validators.errors import ErrorType, FieldError, forbidden, invalid
 from jobguard.validators.errors import required as required_error
 from jobguard.validators.names import (
     dns1123_label_problems,
+    label_wording,
     port_name_problems,
     port_num_problems,
     qualified_name_problems,
@@ -168,6 +169,7 @@ def is_hugepages(name: str) -> bool:
 def is_extended_resource(name: str) -> bool:
     if is_native_resource(name) or name.startswith("requests."):
         return False
+    # Validity alone: the same in every release's words.
     return not qualified_name_problems("requests." + name)
 
 
@@ -179,11 +181,14 @@ def _is_integer_resource(name: str) -> bool:
     return name in _INTEGER_RESOURCES or is_extended_resource(name)
 
 
-def _resource_name_errors(name: str, path: str, pod_level: bool = False) -> list[FieldError]:
+def _resource_name_errors(
+    name: str, path: str, version: str, pod_level: bool = False
+) -> list[FieldError]:
     """validateContainerResourceName, or with `pod_level` validatePodResourceName (both with
     validateResourceName)."""
     rule = "POD-009"
-    errors = [invalid(rule, path, name, problem) for problem in qualified_name_problems(name)]
+    problems = label_wording(version).key(name)
+    errors = [invalid(rule, path, name, problem) for problem in problems]
     unqualified = "/" not in name
     if not errors and unqualified and not (name in _STANDARD_RESOURCES or is_hugepages(name)):
         errors.append(
@@ -270,9 +275,15 @@ def _chars(items: tuple[tuple[str, _Scalar], ...]) -> int:
 
 
 def validate_resource_requirements(
-    resources: Any, path: str, create: bool, indivisible_ok: bool = False, pod_level: bool = False
+    resources: Any,
+    path: str,
+    create: bool,
+    version: str,
+    indivisible_ok: bool = False,
+    pod_level: bool = False,
 ) -> list[FieldError]:
-    """validateResourceRequirements for one container (claims are not covered)."""
+    """validateResourceRequirements for one container (claims are not covered); resource names
+    in the words of release `version`."""
     requirements = _dict(resources)
     limits_raw = _dict(requirements.get("limits"))
     requests_raw = _dict(requirements.get("requests"))
@@ -287,10 +298,12 @@ def validate_resource_requirements(
         # Manifests repeat the same few resource blocks: each is judged once per path (kept
         # only when short: a client's distinct 1 MiB resource names must not be kept).
         return list(
-            _cached_resources(limits_items, requests_items, path, create, indivisible_ok, pod_level)
+            _cached_resources(
+                limits_items, requests_items, path, create, version, indivisible_ok, pod_level
+            )
         )
     return _validate_resource_requirements(
-        limits_raw, requests_raw, path, create, indivisible_ok, pod_level
+        limits_raw, requests_raw, path, create, version, indivisible_ok, pod_level
     )
 
 
@@ -300,12 +313,13 @@ def _cached_resources(
     requests: tuple[tuple[str, _Scalar], ...],
     path: str,
     create: bool,
+    version: str,
     indivisible_ok: bool,
     pod_level: bool,
 ) -> tuple[FieldError, ...]:
     return tuple(
         _validate_resource_requirements(
-            dict(limits), dict(requests), path, create, indivisible_ok, pod_level
+            dict(limits), dict(requests), path, create, version, indivisible_ok, pod_level
         )
     )
 
@@ -315,6 +329,7 @@ def _validate_resource_requirements(
     requests_raw: dict[str, Any],
     path: str,
     create: bool,
+    version: str,
     indivisible_ok: bool,
     pod_level: bool = False,
 ) -> list[FieldError]:
@@ -326,14 +341,14 @@ def _validate_resource_requirements(
     qos, hugepages = False, False
     for name in limits_raw:
         entry = f"{limits_path}[{name}]"
-        errors += _resource_name_errors(name, entry, pod_level)
+        errors += _resource_name_errors(name, entry, version, pod_level)
         if name in limits:
             errors += validate_resource_quantity_value(name, limits[name], entry, indivisible_ok)
         hugepages |= is_hugepages(name)
         qos |= name in _QOS_RESOURCES
     for name in requests_raw:
         entry = f"{requests_path}[{name}]"
-        errors += _resource_name_errors(name, entry, pod_level)
+        errors += _resource_name_errors(name, entry, version, pod_level)
         if name in requests:
             errors += validate_resource_quantity_value(name, requests[name], entry, indivisible_ok)
             errors += _request_against_limit(name, requests[name], limits, limits_raw, path)
@@ -389,7 +404,12 @@ def validate_pod_resources(
         detail = "claims may not be set for Resources at pod-level"
         errors.append(forbidden("POD-010", f"{at}.claims", detail))
     errors += validate_resource_requirements(
-        resources, at, True, options.allow_indivisible_huge_pages_values, pod_level=True
+        resources,
+        at,
+        True,
+        options.version,
+        options.allow_indivisible_huge_pages_values,
+        pod_level=True,
     )
     return errors + validate_pod_resource_consistency(spec, resources, at)
 
@@ -568,6 +588,7 @@ def validate_container_common(
         container.get("resources"),
         f"{path}.resources",
         create,
+        options.version,
         options.allow_indivisible_huge_pages_values,
     )
     resources = container.get("resources")
@@ -725,7 +746,7 @@ def validate_pod_template_spec(
     if opts is None:
         opts = pod_options(version)
     # ValidateLabels, ValidateAnnotations.
-    errors = check_labels_and_annotations(meta, None, path, None)
+    errors = check_labels_and_annotations(meta, None, path, opts.version)
     # Every pod-specific annotation check reads an annotation: most templates have none.
     annotations = meta.get("annotations")
     has_annotations = isinstance(annotations, dict) and bool(annotations)
@@ -847,6 +868,7 @@ def validate_pod_spec(
             {"limits": spec["overhead"]},
             f"{path}.overhead",
             True,
+            opts.version,
             opts.allow_indivisible_huge_pages_values,
         )
     if "os" in spec:

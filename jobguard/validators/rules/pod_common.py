@@ -16,8 +16,7 @@ from jobguard.validators.errors import ErrorType, FieldError, invalid
 from jobguard.validators.names import (
     dns1123_label_problems,
     dns1123_subdomain_problems,
-    label_value_problems,
-    qualified_name_problems,
+    label_wording,
 )
 from jobguard.validators.selectors import validate_label_selector
 from jobguard.validators.versions import DEFAULT_VERSION, Release
@@ -177,22 +176,24 @@ def subdomain_problems(value: str) -> tuple[str, ...]:
     return dns1123_subdomain_problems(value)
 
 
-def check_labels(rule: str, labels: Any, path: str) -> list[FieldError]:
-    """ValidateLabels: keys qualified names, values label values (at the map's path)."""
+def check_labels(rule: str, labels: Any, path: str, version: str) -> list[FieldError]:
+    """ValidateLabels: keys qualified names, values label values (at the map's path), in the
+    words of release `version`."""
+    words = label_wording(version)
     errors: list[FieldError] = []
     for key, value in as_dict(labels).items():
-        errors += each(rule, path, key, qualified_name_problems(key))
+        errors += each(rule, path, key, words.key(key))
         if isinstance(value, str):
-            errors += each(rule, path, value, label_value_problems(value))
+            errors += each(rule, path, value, words.value(value))
     return errors
 
 
 def check_label_selector(
-    rule: str, selector: Any, path: str, *, allow_invalid_label_value: bool = False
+    rule: str, selector: Any, path: str, version: str, *, allow_invalid_label_value: bool = False
 ) -> list[FieldError]:
     """metav1 ValidateLabelSelector (`selectors.validate_label_selector`)."""
     return validate_label_selector(
-        rule, selector, path, allow_invalid_label_value=allow_invalid_label_value
+        rule, selector, path, version, allow_invalid_label_value=allow_invalid_label_value
     )
 
 

@@ -22,10 +22,10 @@ from jobguard.validators.errors import (
     too_many,
 )
 from jobguard.validators.names import (
+    label_wording,
     name_is_dns_subdomain,
     port_name_problems,
     port_num_problems,
-    qualified_name_problems,
     relaxed_env_var_name_problems,
 )
 from jobguard.validators.quantity import QuantityError, quantity_of
@@ -369,9 +369,10 @@ def split_maybe_subscripted_path(field_path: str) -> tuple[str, str] | None:
 
 
 def check_object_field_selector(
-    rule: str, selector: dict[str, Any], allowed: list[str], path: str
+    rule: str, selector: dict[str, Any], allowed: list[str], path: str, version: str
 ) -> list[FieldError]:
-    """validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel)."""
+    """validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel); a subscript's key in the
+    words of release `version`."""
     # SetDefaults_ObjectFieldSelector: an unset, null or empty apiVersion is v1 (so upstream's
     # Required cannot fire).
     api_version = text(selector.get("apiVersion") or "v1")
@@ -399,7 +400,7 @@ def check_object_field_selector(
     base, key = split
     if base == "metadata.annotations":
         key = key.lower()
-    return list(each(rule, path, key, qualified_name_problems(key)))
+    return list(each(rule, path, key, label_wording(version).key(key)))
 
 
 def check_resource_field_selector(
@@ -513,7 +514,7 @@ def validate_env_var_value_from(
     if isinstance(source.get("fieldRef"), dict):
         count += 1
         errors += check_object_field_selector(
-            rule, source["fieldRef"], ENV_FIELD_PATHS, f"{path}.fieldRef"
+            rule, source["fieldRef"], ENV_FIELD_PATHS, f"{path}.fieldRef", options.version
         )
     if isinstance(source.get("resourceFieldRef"), dict):
         count += 1

@@ -19,7 +19,7 @@ from jobguard.validators.model import (
     JobSpec,
     PodConditionsPattern,
 )
-from jobguard.validators.rules.metadata_update import key_problems
+from jobguard.validators.names import label_wording
 from jobguard.validators.strategy import SpecOptions
 
 MAX_RULES = 20
@@ -90,8 +90,10 @@ def _exit_codes(rule: ExitCodesRequirement, path: str, names: set[str]) -> list[
 
 
 def _pod_conditions(
-    conditions: list[PodConditionsPattern], path: str, defaulted: bool
+    conditions: list[PodConditionsPattern], path: str, opts: SpecOptions
 ) -> list[FieldError]:
+    key_problems = label_wording(opts.version).key
+    defaulted = opts.defaulted
     errors: list[FieldError] = []
     if len(conditions) > MAX_POD_CONDITIONS:
         errors.append(too_many(RULE, path, len(conditions), MAX_POD_CONDITIONS))
@@ -149,7 +151,7 @@ def validate_pod_failure_policy(
         if exit_codes is not None:
             errors += _exit_codes(exit_codes, f"{rule_path}.onExitCodes", names)
         if conditions is not None:
-            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions", opts.defaulted)
+            errors += _pod_conditions(conditions, f"{rule_path}.onPodConditions", opts)
         if exit_codes is not None and conditions:
             errors.append(
                 invalid_omitted(

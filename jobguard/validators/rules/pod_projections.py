@@ -35,7 +35,7 @@ from jobguard.validators.names import (
     dns1123_label_problems,
     dns1123_subdomain_problems,
     inclusive_range_error,
-    label_key_problems,
+    label_wording,
     name_is_dns_subdomain,
 )
 from jobguard.validators.rules.pod_common import (
@@ -157,11 +157,12 @@ def extract_signer_name_from_cluster_trust_bundle_name(name: str) -> tuple[str, 
     return name[:split_point].replace(":", "/"), True
 
 
-def is_domain_prefixed_key(fld_path: str, key: str) -> list[FieldError]:
-    """apimachinery IsDomainPrefixedKey: a label key with a prefix."""
+def is_domain_prefixed_key(fld_path: str, key: str, version: str) -> list[FieldError]:
+    """apimachinery IsDomainPrefixedKey: a label key with a prefix (in the words of release
+    `version`)."""
     if not key:
         return [required(RULE, fld_path)]
-    errors = list(each(RULE, fld_path, key, label_key_problems(key)))
+    errors = list(each(RULE, fld_path, key, label_wording(version).key(key)))
     if errors:
         return errors
     if len(key.split("/")) != 2:
@@ -170,12 +171,14 @@ def is_domain_prefixed_key(fld_path: str, key: str) -> list[FieldError]:
     return []
 
 
-def validate_user_annotations(user_annotations: dict[str, Any], fld_path: str) -> list[FieldError]:
+def validate_user_annotations(
+    user_annotations: dict[str, Any], fld_path: str, version: str
+) -> list[FieldError]:
     """ValidateUserAnnotations: keys domain-prefixed (case-insensitively), keys and values
     together at most 256 kB. Go visits the map in random order; the document's order here."""
     errors: list[FieldError] = []
     for key in user_annotations:
-        errors += is_domain_prefixed_key(fld_path, key.lower())
+        errors += is_domain_prefixed_key(fld_path, key.lower(), version)
     size = sum(
         _byte_len(key) + _byte_len(value if isinstance(value, str) else "")
         for key, value in user_annotations.items()
@@ -194,7 +197,7 @@ def _claim_path(value: str, fld_path: str, all_paths: set[str]) -> list[FieldErr
 
 
 def validate_cluster_trust_bundle_projection(
-    source: dict[str, Any], proj_path: str, fld_path: str, all_paths: set[str]
+    source: dict[str, Any], proj_path: str, fld_path: str, all_paths: set[str], version: str
 ) -> list[FieldError]:
     """validateProjectionSources' clusterTrustBundle branch (`fld_path` the projected volume's,
     where conflicting paths are reported)."""
@@ -223,7 +226,7 @@ def validate_cluster_trust_bundle_projection(
             errors.append(required(RULE, f"{proj_path}.signerName", detail))
         errors += validate_signer_name(f"{proj_path}.signerName", signer_name)
         errors += check_label_selector(
-            RULE, source.get("labelSelector"), f"{proj_path}.labelSelector"
+            RULE, source.get("labelSelector"), f"{proj_path}.labelSelector", version
         )
     else:
         errors.append(required(RULE, proj_path, "either name or signerName must be specified"))
@@ -237,7 +240,7 @@ def validate_cluster_trust_bundle_projection(
 
 
 def validate_pod_certificate_projection(
-    source: dict[str, Any], proj_path: str, fld_path: str, all_paths: set[str]
+    source: dict[str, Any], proj_path: str, fld_path: str, all_paths: set[str], version: str
 ) -> list[FieldError]:
     """validateProjectionSources' podCertificate branch (`fld_path` the projected volume's,
     where conflicting paths are reported)."""
@@ -245,7 +248,7 @@ def validate_pod_certificate_projection(
     errors = validate_signer_name(f"{proj_path}.signerName", signer_name)
     annotations = source.get("userAnnotations")
     if isinstance(annotations, dict):
-        errors += validate_user_annotations(annotations, f"{proj_path}.userAnnotations")
+        errors += validate_user_annotations(annotations, f"{proj_path}.userAnnotations", version)
     errors += validate_user_field(source.get("user"), f"{proj_path}.user")
     key_type = source.get("keyType")
     key_type = "" if key_type is None else key_type
@@ -278,7 +281,7 @@ def validate_pod_certificate_projection(
 
 
 def validate_certificate_projections(
-    projection: dict[str, Any], src_path: str, fld_path: str, all_paths: set[str]
+    projection: dict[str, Any], src_path: str, fld_path: str, all_paths: set[str], version: str
 ) -> tuple[int, list[FieldError]]:
     """The clusterTrustBundle and podCertificate sources one projection sets (how many, for
     "may not specify more than 1 volume type per source") and their errors, in upstream's
@@ -289,12 +292,12 @@ def validate_certificate_projections(
     if bundle is not None:
         count += 1
         errors += validate_cluster_trust_bundle_projection(
-            as_dict(bundle), f"{src_path}.clusterTrustBundle", fld_path, all_paths
+            as_dict(bundle), f"{src_path}.clusterTrustBundle", fld_path, all_paths, version
         )
     certificate = projection.get("podCertificate")
     if certificate is not None:
         count += 1
         errors += validate_pod_certificate_projection(
-            as_dict(certificate), f"{src_path}.podCertificate", fld_path, all_paths
+            as_dict(certificate), f"{src_path}.podCertificate", fld_path, all_paths, version
         )
     return count, errors

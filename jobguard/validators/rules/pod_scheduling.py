@@ -21,8 +21,7 @@ from jobguard.validators.errors import (
 )
 from jobguard.validators.names import (
     inclusive_range_error,
-    label_value_problems,
-    qualified_name_problems,
+    label_wording,
 )
 from jobguard.validators.rules.pod_common import (
     POSITIVE,
@@ -46,14 +45,15 @@ _WEIGHT = "must be in the range 1-100"
 
 def validate_node_selector_labels(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidatePodSpec: ValidateLabels(nodeSelector)."""
-    return check_labels("POD-020", value, path)
+    return check_labels("POD-020", value, path, options.version)
 
 
 def validate_node_selector_requirement(
-    requirement: dict[str, Any], check_values: bool, path: str
+    requirement: dict[str, Any], check_values: bool, path: str, version: str
 ) -> list[FieldError]:
-    """ValidateNodeSelectorRequirement."""
+    """ValidateNodeSelectorRequirement (keys and values in the words of release `version`)."""
     rule = "POD-020"
+    words = label_wording(version)
     errors: list[FieldError] = []
     operator = text(requirement.get("operator"))
     values = as_list(requirement.get("values"))
@@ -73,11 +73,11 @@ def validate_node_selector_requirement(
         errors.append(invalid(rule, f"{path}.operator", operator, "not a valid selector operator"))
     key = text(requirement.get("key"))
     if key is not None:
-        errors += each(rule, f"{path}.key", key, qualified_name_problems(key))
+        errors += each(rule, f"{path}.key", key, words.key(key))
     if check_values:
         for index, value in enumerate(values):
             if isinstance(value, str):
-                errors += each(rule, f"{path}.values[{index}]", value, label_value_problems(value))
+                errors += each(rule, f"{path}.values[{index}]", value, words.value(value))
     return errors
 
 
@@ -107,13 +107,17 @@ def validate_node_field_selector_requirement(
     return errors
 
 
-def validate_node_selector_term(term: Any, check_values: bool, path: str) -> list[FieldError]:
+def validate_node_selector_term(
+    term: Any, check_values: bool, path: str, version: str
+) -> list[FieldError]:
     """ValidateNodeSelectorTerm."""
     term = as_dict(term)
     errors: list[FieldError] = []
     for index, requirement in enumerate(as_list(term.get("matchExpressions"))):
         at = f"{path}.matchExpressions[{index}]"
-        errors += validate_node_selector_requirement(as_dict(requirement), check_values, at)
+        errors += validate_node_selector_requirement(
+            as_dict(requirement), check_values, at, version
+        )
     for index, requirement in enumerate(as_list(term.get("matchFields"))):
         errors += validate_node_field_selector_requirement(
             as_dict(requirement), f"{path}.matchFields[{index}]"
@@ -141,7 +145,9 @@ def validate_node_affinity(
         if not terms:
             errors.append(required("POD-020", at, "must have at least one node selector term"))
         for index, term in enumerate(terms):
-            errors += validate_node_selector_term(term, check_values, f"{at}[{index}]")
+            errors += validate_node_selector_term(
+                term, check_values, f"{at}[{index}]", options.version
+            )
     at = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     for index, term in enumerate(
         as_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"))
@@ -149,7 +155,7 @@ def validate_node_affinity(
         term = as_dict(term)
         errors += _weight(term, f"{at}[{index}]")
         errors += validate_node_selector_term(
-            term.get("preference"), False, f"{at}[{index}].preference"
+            term.get("preference"), False, f"{at}[{index}].preference", options.version
         )
     return errors
 
@@ -161,13 +167,19 @@ def validate_pod_affinity_term(
     rule = "POD-020"
     # ValidatePodAffinityTermSelector
     allow = options.allow_invalid_label_value_in_selector
+    version = options.version
     errors = check_label_selector(
-        rule, term.get("labelSelector"), f"{path}.labelSelector", allow_invalid_label_value=allow
+        rule,
+        term.get("labelSelector"),
+        f"{path}.labelSelector",
+        version,
+        allow_invalid_label_value=allow,
     )
     errors += check_label_selector(
         rule,
         term.get("namespaceSelector"),
         f"{path}.namespaceSelector",
+        version,
         allow_invalid_label_value=allow,
     )
     for namespace in as_list(term.get("namespaces")):
@@ -179,6 +191,7 @@ def validate_pod_affinity_term(
         _str_list(term.get("matchLabelKeys")),
         _str_list(term.get("mismatchLabelKeys")),
         _selector_or_none(term.get("labelSelector")),
+        version,
     )
     topology_key = text(term.get("topologyKey"))
     if topology_key is None:
@@ -186,7 +199,7 @@ def validate_pod_affinity_term(
     if topology_key == "":
         errors.append(required(rule, f"{path}.topologyKey", "can not be empty"))
     return errors + list(
-        each(rule, f"{path}.topologyKey", topology_key, qualified_name_problems(topology_key))
+        each(rule, f"{path}.topologyKey", topology_key, label_wording(version).key(topology_key))
     )
 
 
@@ -200,7 +213,11 @@ def _selector_or_none(value: Any) -> dict[str, Any] | None:
 
 
 def validate_label_keys(
-    rule: str, path: str, label_keys: list[str], label_selector: dict[str, Any] | None
+    rule: str,
+    path: str,
+    label_keys: list[str],
+    label_selector: dict[str, Any] | None,
+    version: str,
 ) -> list[FieldError]:
     """validateLabelKeys: matchLabelKeys or mismatchLabelKeys need a labelSelector and are
     label names."""
@@ -208,9 +225,10 @@ def validate_label_keys(
         return []
     if label_selector is None:
         return [forbidden(rule, path, "must not be specified when labelSelector is not set")]
+    words = label_wording(version)
     errors: list[FieldError] = []
     for index, key in enumerate(label_keys):
-        errors += each(rule, f"{path}[{index}]", key, qualified_name_problems(key))
+        errors += each(rule, f"{path}[{index}]", key, words.key(key))
     return errors
 
 
@@ -220,14 +238,17 @@ def validate_match_label_keys_and_mismatch_label_keys(
     match_label_keys: list[str],
     mismatch_label_keys: list[str],
     label_selector: dict[str, Any] | None,
+    version: str,
 ) -> list[FieldError]:
     """ValidateMatchLabelKeysAndMismatchLabelKeys. A key of matchLabelKeys conflicts with the
     selector only when a matchExpression names a key the selector already holds (upstream
     expects the keys merged into the selector first, as the pod strategy does; a template is
     not merged)."""
-    errors = validate_label_keys(rule, f"{path}.matchLabelKeys", match_label_keys, label_selector)
+    errors = validate_label_keys(
+        rule, f"{path}.matchLabelKeys", match_label_keys, label_selector, version
+    )
     errors += validate_label_keys(
-        rule, f"{path}.mismatchLabelKeys", mismatch_label_keys, label_selector
+        rule, f"{path}.mismatchLabelKeys", mismatch_label_keys, label_selector, version
     )
     if label_selector is not None:
         positions = {key: index for index, key in enumerate(match_label_keys)}
@@ -251,7 +272,11 @@ def validate_match_label_keys_and_mismatch_label_keys(
 
 
 def validate_match_label_keys_in_topology_spread(
-    rule: str, path: str, match_label_keys: list[str], label_selector: dict[str, Any] | None
+    rule: str,
+    path: str,
+    match_label_keys: list[str],
+    label_selector: dict[str, Any] | None,
+    version: str,
 ) -> list[FieldError]:
     """ValidateMatchLabelKeysInTopologySpread (the legacy check): label names, none of them a
     key of the selector."""
@@ -268,7 +293,7 @@ def validate_match_label_keys_in_topology_spread(
         errors.append(forbidden(rule, path, "must not be specified when labelSelector is not set"))
     for index, key in enumerate(match_label_keys):
         at = f"{path}[{index}]"
-        errors += each(rule, at, key, qualified_name_problems(key))
+        errors += each(rule, at, key, label_wording(version).key(key))
         if key in selector_keys:
             errors.append(invalid(rule, at, key, "exists in both matchLabelKeys and labelSelector"))
     return errors
@@ -340,6 +365,7 @@ def validate_tolerations(value: Any, path: str, options: PodOptions) -> list[Fie
     """ValidateTolerations (Lt and Gt: TaintTolerationComparisonOperators is alpha, off in
     every supported release; an UPDATE keeps them when the stored template has them)."""
     rule = "POD-021"
+    words = label_wording(options.version)
     errors: list[FieldError] = []
     for index, toleration in enumerate(as_list(value)):
         if not isinstance(toleration, dict):
@@ -352,7 +378,7 @@ def validate_tolerations(value: Any, path: str, options: PodOptions) -> list[Fie
         if operator is None:
             continue
         if key:
-            errors += each(rule, f"{at}.key", key, qualified_name_problems(key))
+            errors += each(rule, f"{at}.key", key, words.key(key))
         if not key and operator != "Exists":
             detail = (
                 'operator must be Exists when `key` is empty, which means "match all values and '
@@ -363,7 +389,7 @@ def validate_tolerations(value: Any, path: str, options: PodOptions) -> list[Fie
             detail = "effect must be 'NoExecute' when `tolerationSeconds` is set"
             errors.append(invalid(rule, f"{at}.effect", effect, detail))
         if operator in ("Equal", ""):
-            problems = label_value_problems(toleration_value)
+            problems = words.value(toleration_value)
             if problems:
                 errors.append(invalid(rule, f"{at}.operator", toleration_value, ";".join(problems)))
         elif operator == "Exists":
@@ -428,7 +454,7 @@ def validate_topology_spread_constraints(
         errors += _spread_match_label_keys(constraint, at, options)
         if not options.allow_invalid_topology_spread_constraint_label_selector:
             errors += check_label_selector(
-                rule, constraint.get("labelSelector"), f"{at}.labelSelector"
+                rule, constraint.get("labelSelector"), f"{at}.labelSelector", options.version
             )
     return errors
 
@@ -445,10 +471,10 @@ def _spread_match_label_keys(
         not merge and options.old_pod_violates_legacy_match_label_keys_validation
     ):
         return validate_match_label_keys_and_mismatch_label_keys(
-            "POD-022", path, keys, [], selector
+            "POD-022", path, keys, [], selector, options.version
         )
     return validate_match_label_keys_in_topology_spread(
-        "POD-022", f"{path}.matchLabelKeys", keys, selector
+        "POD-022", f"{path}.matchLabelKeys", keys, selector, options.version
     )
 
 
@@ -475,24 +501,26 @@ def _subdomain_field(spec: dict[str, Any], name: str, path: str) -> list[FieldEr
 
 def validate_readiness_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateReadinessGates."""
+    words = label_wording(options.version)
     errors: list[FieldError] = []
     for index, gate in enumerate(as_list(value)):
         condition = text(as_dict(gate).get("conditionType"))
         if condition is not None:
             at = f"{path}[{index}].conditionType"
-            errors += each("POD-024", at, condition, qualified_name_problems(condition))
+            errors += each("POD-024", at, condition, words.key(condition))
     return errors
 
 
 def validate_scheduling_gates(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """validateSchedulingGates."""
+    words = label_wording(options.version)
     errors: list[FieldError] = []
     seen: set[str] = set()
     for index, gate in enumerate(as_list(value)):
         name = text(as_dict(gate).get("name"))
         if name is None:
             continue
-        errors += each("POD-024", f"{path}[{index}]", name, qualified_name_problems(name))
+        errors += each("POD-024", f"{path}[{index}]", name, words.key(name))
         if name in seen:
             errors.append(duplicate("POD-024", f"{path}[{index}]", name))
         seen.add(name)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from jobguard.validators.names import label_value_problems
+from jobguard.validators.names import label_wording
 from jobguard.validators.quantity import QuantityError, quantity_of
 from jobguard.validators.rules.pod_common import (
     CONTAINER_KINDS,
@@ -72,21 +72,21 @@ def get_validation_options_from_pod_spec_and_meta(
             )
         changes["allow_indivisible_huge_pages_values"] = uses_indivisible_huge_pages_values(old)
         changes["allow_invalid_label_value_in_selector"] = (
-            has_invalid_label_value_in_affinity_selector(old)
+            has_invalid_label_value_in_affinity_selector(old, version)
         )
         changes["allow_invalid_label_value_in_required_node_affinity"] = (
-            has_invalid_label_value_in_required_node_affinity(old)
+            has_invalid_label_value_in_required_node_affinity(old, version)
         )
         changes["allow_invalid_topology_spread_constraint_label_selector"] = (
-            has_invalid_topology_spread_constraint_label_selector(old)
+            has_invalid_topology_spread_constraint_label_selector(old, version)
         )
         if base.topology_selector_merge:
             changes["old_pod_violates_match_label_keys_validation"] = (
-                has_invalid_topology_spread_constrain_match_label_keys(old)
+                has_invalid_topology_spread_constrain_match_label_keys(old, version)
             )
         else:
             changes["old_pod_violates_legacy_match_label_keys_validation"] = (
-                has_legacy_invalid_topology_spread_constrain_match_label_keys(old)
+                has_legacy_invalid_topology_spread_constrain_match_label_keys(old, version)
             )
         changes["allow_non_local_projected_token_path"] = has_non_local_projected_token_path(old)
         changes["allow_namespaced_sysctls_for_host_net_and_host_ipc"] = any(
@@ -199,16 +199,16 @@ def _affinity_terms(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield as_dict(as_dict(weighted).get("podAffinityTerm"))
 
 
-def has_invalid_label_value_in_affinity_selector(spec: dict[str, Any]) -> bool:
+def has_invalid_label_value_in_affinity_selector(spec: dict[str, Any], version: str) -> bool:
     """Any pod (anti-)affinity term's selectors fail ValidatePodAffinityTermSelector."""
     return any(
-        validate_label_selector("", term.get(kind), "")
+        validate_label_selector("", term.get(kind), "", version)
         for term in _affinity_terms(spec)
         for kind in ("labelSelector", "namespaceSelector")
     )
 
 
-def has_invalid_label_value_in_required_node_affinity(spec: dict[str, Any]) -> bool:
+def has_invalid_label_value_in_required_node_affinity(spec: dict[str, Any], version: str) -> bool:
     """helper.HasInvalidLabelValueInNodeSelectorTerms on the required node affinity."""
     required = as_dict(
         as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get(
@@ -218,32 +218,38 @@ def has_invalid_label_value_in_required_node_affinity(spec: dict[str, Any]) -> b
     for term in as_list(required.get("nodeSelectorTerms")):
         for expression in as_list(as_dict(term).get("matchExpressions")):
             for value in as_list(as_dict(expression).get("values")):
-                if isinstance(value, str) and label_value_problems(value):
+                if isinstance(value, str) and label_wording(version).value(value):
                     return True
     return False
 
 
-def has_invalid_topology_spread_constraint_label_selector(spec: dict[str, Any]) -> bool:
+def has_invalid_topology_spread_constraint_label_selector(
+    spec: dict[str, Any], version: str
+) -> bool:
     return any(
-        validate_label_selector("", as_dict(constraint).get("labelSelector"), "")
+        validate_label_selector("", as_dict(constraint).get("labelSelector"), "", version)
         for constraint in as_list(spec.get("topologySpreadConstraints"))
     )
 
 
-def has_invalid_topology_spread_constrain_match_label_keys(spec: dict[str, Any]) -> bool:
+def has_invalid_topology_spread_constrain_match_label_keys(
+    spec: dict[str, Any], version: str
+) -> bool:
     return _any_spread_constraint(
         spec,
         lambda keys, selector: bool(
-            validate_match_label_keys_and_mismatch_label_keys("", "", keys, [], selector)
+            validate_match_label_keys_and_mismatch_label_keys("", "", keys, [], selector, version)
         ),
     )
 
 
-def has_legacy_invalid_topology_spread_constrain_match_label_keys(spec: dict[str, Any]) -> bool:
+def has_legacy_invalid_topology_spread_constrain_match_label_keys(
+    spec: dict[str, Any], version: str
+) -> bool:
     return _any_spread_constraint(
         spec,
         lambda keys, selector: bool(
-            validate_match_label_keys_in_topology_spread("", "", keys, selector)
+            validate_match_label_keys_in_topology_spread("", "", keys, selector, version)
         ),
     )
 

@@ -21,9 +21,8 @@ from jobguard.validators.errors import (
     required,
 )
 from jobguard.validators.names import (
-    label_value_problems,
+    label_wording,
     name_is_dns_subdomain,
-    qualified_name_problems,
 )
 from jobguard.validators.quantity import QuantityError, quantity_of
 from jobguard.validators.rules.pod_common import (
@@ -141,7 +140,7 @@ def _key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
     return errors + file_mode_error("POD-015", f"{path}.mode", item.get("mode"))
 
 
-def _downward_file(item: dict[str, Any], path: str) -> list[FieldError]:
+def _downward_file(item: dict[str, Any], path: str, version: str) -> list[FieldError]:
     """validateDownwardAPIVolumeFile (`path` is the source's: items are not indexed)."""
     errors: list[FieldError] = []
     file_path = text(item.get("path"))
@@ -151,7 +150,7 @@ def _downward_file(item: dict[str, Any], path: str) -> list[FieldError]:
         errors += _non_reserved_path(file_path, f"{path}.path")
     if isinstance(item.get("fieldRef"), dict):
         errors += check_object_field_selector(
-            "POD-015", item["fieldRef"], VOLUME_FIELD_PATHS, f"{path}.fieldRef"
+            "POD-015", item["fieldRef"], VOLUME_FIELD_PATHS, f"{path}.fieldRef", version
         )
         if item.get("resourceFieldRef") is not None:
             detail = "fieldRef and resourceFieldRef can not be specified simultaneously"
@@ -205,7 +204,7 @@ def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[F
             count += 1
             for item in as_list(downward.get("items")):
                 item = as_dict(item)
-                errors += _downward_file(item, f"{at}.downwardAPI")
+                errors += _downward_file(item, f"{at}.downwardAPI", options.version)
                 item_path = text(item.get("path"))
                 if item_path:
                     if item_path in paths:
@@ -230,7 +229,7 @@ def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[F
                 errors.append(required("POD-015", f"{path}.path"))
             elif token_path is not None and not options.allow_non_local_projected_token_path:
                 errors += _non_reserved_path(token_path, f"{path}.path")
-        found, more = validate_certificate_projections(projection, at, path, paths)
+        found, more = validate_certificate_projections(projection, at, path, paths, options.version)
         count, errors = count + found, errors + more
         if count > 1:
             detail = "may not specify more than 1 volume type per source"
@@ -257,19 +256,21 @@ _TEMPLATE_META_FIELDS = (
 )
 
 
-def validate_template_object_meta(meta: dict[str, Any], path: str) -> list[FieldError]:
-    """ValidateTemplateObjectMeta: annotations and labels, and no other field set."""
+def validate_template_object_meta(
+    meta: dict[str, Any], path: str, version: str
+) -> list[FieldError]:
+    """ValidateTemplateObjectMeta: annotations and labels (in the words of release
+    `version`), and no other field set."""
+    words = label_wording(version)
     errors: list[FieldError] = []
     for key in as_dict(meta.get("annotations")):
         if isinstance(key, str):
-            errors += each(
-                "POD-015", f"{path}.annotations", key, qualified_name_problems(key.lower())
-            )
+            errors += each("POD-015", f"{path}.annotations", key, words.key(key.lower()))
     for key, value in as_dict(meta.get("labels")).items():
         if isinstance(key, str):
-            errors += each("POD-015", f"{path}.labels", key, qualified_name_problems(key))
+            errors += each("POD-015", f"{path}.labels", key, words.key(key))
         if isinstance(value, str):
-            errors += each("POD-015", f"{path}.labels", value, label_value_problems(value))
+            errors += each("POD-015", f"{path}.labels", value, words.value(value))
     for key, shown in _TEMPLATE_META_FIELDS:
         if meta.get(key) not in (None, "", 0, [], {}):
             errors.append(forbidden("POD-015", f"{path}.{shown}", "cannot be set"))
@@ -299,14 +300,18 @@ def _data_source(source: dict[str, Any], path: str, ref: bool) -> list[FieldErro
 def _claim_template(template: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
     """ValidatePersistentVolumeClaimTemplate: ValidateTemplateObjectMeta and
     ValidatePersistentVolumeClaimSpec."""
-    errors = validate_template_object_meta(as_dict(template.get("metadata")), f"{path}.metadata")
+    errors = validate_template_object_meta(
+        as_dict(template.get("metadata")), f"{path}.metadata", options.version
+    )
     spec = as_dict(template.get("spec"))
     at = f"{path}.spec"
     modes = as_list(spec.get("accessModes"))
     if not modes:
         detail = "at least 1 access mode is required"
         errors.append(required("POD-015", f"{at}.accessModes", detail))
-    errors += check_label_selector("POD-015", spec.get("selector"), f"{at}.selector")
+    errors += check_label_selector(
+        "POD-015", spec.get("selector"), f"{at}.selector", options.version
+    )
     once_pod = other = False
     for mode in modes:
         if isinstance(mode, str) and mode not in ACCESS_MODES:
@@ -415,7 +420,7 @@ def _one_source(
     if key == "downwardAPI":
         errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
         for item in as_list(source.get("items")):
-            errors += _downward_file(as_dict(item), path)
+            errors += _downward_file(as_dict(item), path, options.version)
         return errors
     if key == "projected":
         return _projected(source, path, options)

@@ -67,7 +67,7 @@ def validate_generated_selector(
 
 
 def validate_job_spec_selector(
-    job: JobJson, old: JobJson | None, path: str, allow_invalid_label_value: bool
+    job: JobJson, old: JobJson | None, path: str, allow_invalid_label_value: bool, version: str
 ) -> list[FieldError]:
     """TM-007 selector required and valid (ValidateLabelSelector, with upstream's
     AllowInvalidLabelValueInSelector); TM-006 it selects the template labels (`path` is the
@@ -83,6 +83,7 @@ def validate_job_spec_selector(
             "TM-007",
             selector,
             f"{path}.selector",
+            version,
             allow_invalid_label_value=allow_invalid_label_value,
         )
         # LabelSelectorAsSelector fails on any of these (an invalid value too): no match.
