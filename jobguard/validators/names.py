@@ -2,7 +2,10 @@
 with upstream's messages, so errors read exactly like the API server's.
 
 Each function returns the list of problems (empty when the value is valid), as upstream's
-`IsDNS1123Label` and friends do. Results are cached: manifests repeat the same names.
+`IsDNS1123Label` and friends do. Results are cached: manifests repeat the same names. Label keys
+and values have two wordings (`label_wording`): IsQualifiedName and IsValidLabelValue up to
+Kubernetes 1.34, `k8s.io/apimachinery/pkg/api/validate/content`'s IsLabelKey and IsLabelValue
+from 1.35. Lengths are UTF-8 bytes, as Go's len() counts them.
 
 Upstream: `k8s.io/apimachinery/pkg/util/validation`, k8s.io/apimachinery v0.37.2 (kubernetes v1.37.2).
 """
