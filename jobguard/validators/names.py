@@ -55,6 +55,11 @@ def is_dns1123_subdomain(value: str) -> bool:
     )
 
 
+def _byte_length(value: str) -> int:
+    """Go's len(): UTF-8 bytes (a lone surrogate, which Go decodes as U+FFFD, counts 3)."""
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+
+
 def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
@@ -88,15 +93,21 @@ def dns1123_label_problems(value: str) -> tuple[str, ...]:
     return tuple(problems)
 
 
+def _dns1123_subdomain_problems(value: str, too_long: Callable[[int], str]) -> list[str]:
+    """IsDNS1123Subdomain, its length worded by `too_long` (util/validation's MaxLenError, or
+    content's in a label key's prefix from apimachinery v0.35)."""
+    problems: list[str] = []
+    if _byte_length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        problems.append(too_long(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
+        problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return problems
+
+
 @short_key_cache(2 * MiB, 256)
 def dns1123_subdomain_problems(value: str) -> tuple[str, ...]:
     """IsDNS1123Subdomain."""
-    problems: list[str] = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        problems.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
-        problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return tuple(problems)
+    return tuple(_dns1123_subdomain_problems(value, max_len_error))
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -153,11 +164,6 @@ _QUALIFIED_NAME_MSG = (
 )
 
 
-def _byte_length(value: str) -> int:
-    """Go's len(): UTF-8 bytes (a lone surrogate, which Go decodes as U+FFFD, counts 3)."""
-    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
-
-
 def _max_bytes_error(length: int) -> str:
     """apimachinery content.MaxLenError (v0.35+)."""
     return f"must be no more than {length} bytes"
@@ -178,13 +184,7 @@ def _label_key_problems(
             problems.append("prefix part must be non-empty")
         else:
             # IsDNS1123Subdomain of the same package (its MaxLenError's words).
-            if _byte_length(prefix) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-                problems.append("prefix part " + too_long(DNS1123_SUBDOMAIN_MAX_LENGTH))
-            if _DNS1123_SUBDOMAIN.fullmatch(prefix) is None:
-                problems.append(
-                    "prefix part "
-                    + regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
-                )
+            problems += ["prefix part " + p for p in _dns1123_subdomain_problems(prefix, too_long)]
     else:
         return (
             invalid_lead
