@@ -34,7 +34,12 @@ from jobguard.validators.rules.pod_annotations import (
     validate_pod_specific_annotations,
     validate_seccomp_annotations_and_fields,
 )
-from jobguard.validators.rules.pod_common import CONTAINER_KINDS, PodOptions, pod_options
+from jobguard.validators.rules.pod_common import (
+    CONTAINER_KINDS,
+    PULL_POLICIES,
+    PodOptions,
+    pod_options,
+)
 from jobguard.validators.rules.pod_containers import (
     LIFECYCLE_AND_PROBES_ORDER,
     NOT_FOR_INIT,
@@ -85,10 +90,9 @@ from jobguard.validators.rules.pod_security import (
     validate_share_process_namespace,
     validate_windows_host_process_pod,
 )
-from jobguard.validators.rules.pod_volumes import judge_volume, volume_kind
+from jobguard.validators.rules.pod_volumes import validate_volume_source, volume_kind
 from jobguard.validators.versions import DEFAULT_VERSION
 
-PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 _STANDARD_CONTAINER_RESOURCES = frozenset(("cpu", "memory", "ephemeral-storage"))
 _STANDARD_RESOURCES = frozenset(
@@ -692,7 +696,7 @@ def validate_volumes(
         name = _text(volume.get("name"))
         if name is None:
             continue
-        kind, problems = judge_volume(volume, f"{path}[{index}]", options)
+        kind, problems = validate_volume_source(volume, f"{path}[{index}]", options)
         if name == "":
             problems.append(required_error("POD-007", at))
         else:

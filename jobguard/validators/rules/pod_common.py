@@ -18,10 +18,11 @@ from jobguard.validators.names import (
     dns1123_subdomain_problems,
     label_wording,
 )
-from jobguard.validators.selectors import validate_label_selector
 from jobguard.validators.versions import DEFAULT_VERSION, Release
 
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
+# PullPolicy values: a container's imagePullPolicy and an image volume's pullPolicy.
+PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
 """The container lists of a pod spec, in podutil.VisitContainers' order."""
 
 
@@ -176,7 +177,7 @@ def subdomain_problems(value: str) -> tuple[str, ...]:
     return dns1123_subdomain_problems(value)
 
 
-def check_labels(rule: str, labels: Any, path: str, version: str) -> list[FieldError]:
+def validate_labels(rule: str, labels: Any, path: str, version: str) -> list[FieldError]:
     """ValidateLabels: keys qualified names, values label values (at the map's path), in the
     words of release `version`."""
     words = label_wording(version)
@@ -186,15 +187,6 @@ def check_labels(rule: str, labels: Any, path: str, version: str) -> list[FieldE
         if isinstance(value, str):
             errors += each(rule, path, value, words.value(value))
     return errors
-
-
-def check_label_selector(
-    rule: str, selector: Any, path: str, version: str, *, allow_invalid_label_value: bool = False
-) -> list[FieldError]:
-    """metav1 ValidateLabelSelector (`selectors.validate_label_selector`)."""
-    return validate_label_selector(
-        rule, selector, path, version, allow_invalid_label_value=allow_invalid_label_value
-    )
 
 
 def is_valid_ip(value: str) -> bool:

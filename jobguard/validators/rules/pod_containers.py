@@ -368,7 +368,7 @@ def split_maybe_subscripted_path(field_path: str) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-def check_object_field_selector(
+def validate_object_field_selector(
     rule: str, selector: dict[str, Any], allowed: list[str], path: str, version: str
 ) -> list[FieldError]:
     """validateObjectFieldSelector (with ConvertDownwardAPIFieldLabel); a subscript's key in the
@@ -403,7 +403,7 @@ def check_object_field_selector(
     return list(each(rule, path, key, label_wording(version).key(key)))
 
 
-def check_resource_field_selector(
+def validate_container_resource_field_selector(
     rule: str, selector: dict[str, Any], path: str, volume: bool
 ) -> list[FieldError]:
     """validateContainerResourceFieldSelector and validateContainerResourceDivisor."""
@@ -513,12 +513,12 @@ def validate_env_var_value_from(
     count = 0
     if isinstance(source.get("fieldRef"), dict):
         count += 1
-        errors += check_object_field_selector(
+        errors += validate_object_field_selector(
             rule, source["fieldRef"], ENV_FIELD_PATHS, f"{path}.fieldRef", options.version
         )
     if isinstance(source.get("resourceFieldRef"), dict):
         count += 1
-        errors += check_resource_field_selector(
+        errors += validate_container_resource_field_selector(
             rule, source["resourceFieldRef"], f"{path}.resourceFieldRef", False
         )
     for kind in ("configMapKeyRef", "secretKeyRef"):

@@ -40,12 +40,12 @@ from jobguard.validators.names import (
 )
 from jobguard.validators.rules.pod_common import (
     as_dict,
-    check_label_selector,
     each,
     local_path_problems,
     opt_int,
     text,
 )
+from jobguard.validators.selectors import validate_label_selector
 
 RULE = "POD-015"
 MAX_MAX_EXPIRATION_SECONDS = 91 * 24 * 60 * 60
@@ -225,7 +225,7 @@ def validate_cluster_trust_bundle_projection(
             detail = "must be a valid signer name"
             errors.append(required(RULE, f"{proj_path}.signerName", detail))
         errors += validate_signer_name(f"{proj_path}.signerName", signer_name)
-        errors += check_label_selector(
+        errors += validate_label_selector(
             RULE, source.get("labelSelector"), f"{proj_path}.labelSelector", version
         )
     else:

@@ -28,15 +28,15 @@ from jobguard.validators.rules.pod_common import (
     PodOptions,
     as_dict,
     as_list,
-    check_label_selector,
-    check_labels,
     duplicate,
     each,
     label_problems,
     opt_int,
     subdomain_problems,
     text,
+    validate_labels,
 )
+from jobguard.validators.selectors import validate_label_selector
 
 _WEIGHT = "must be in the range 1-100"
 
@@ -45,7 +45,7 @@ _WEIGHT = "must be in the range 1-100"
 
 def validate_node_selector_labels(value: Any, path: str, options: PodOptions) -> list[FieldError]:
     """ValidatePodSpec: ValidateLabels(nodeSelector)."""
-    return check_labels("POD-020", value, path, options.version)
+    return validate_labels("POD-020", value, path, options.version)
 
 
 def validate_node_selector_requirement(
@@ -168,14 +168,14 @@ def validate_pod_affinity_term(
     # ValidatePodAffinityTermSelector
     allow = options.allow_invalid_label_value_in_selector
     version = options.version
-    errors = check_label_selector(
+    errors = validate_label_selector(
         rule,
         term.get("labelSelector"),
         f"{path}.labelSelector",
         version,
         allow_invalid_label_value=allow,
     )
-    errors += check_label_selector(
+    errors += validate_label_selector(
         rule,
         term.get("namespaceSelector"),
         f"{path}.namespaceSelector",
@@ -453,7 +453,7 @@ def validate_topology_spread_constraints(
                 )
         errors += _spread_match_label_keys(constraint, at, options)
         if not options.allow_invalid_topology_spread_constraint_label_selector:
-            errors += check_label_selector(
+            errors += validate_label_selector(
                 rule, constraint.get("labelSelector"), f"{at}.labelSelector", options.version
             )
     return errors

@@ -10,6 +10,7 @@ Upstream: `pkg/apis/core/validation/validation.go`, kubernetes v1.37.2 (git tag 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jobguard.validators.errors import (
@@ -27,10 +28,10 @@ from jobguard.validators.names import (
 from jobguard.validators.quantity import QuantityError, quantity_of
 from jobguard.validators.rules.pod_common import (
     POSITIVE,
+    PULL_POLICIES,
     PodOptions,
     as_dict,
     as_list,
-    check_label_selector,
     each,
     file_mode_error,
     label_problems,
@@ -41,14 +42,15 @@ from jobguard.validators.rules.pod_common import (
 )
 from jobguard.validators.rules.pod_containers import (
     VOLUME_FIELD_PATHS,
-    check_object_field_selector,
-    check_resource_field_selector,
+    validate_container_resource_field_selector,
+    validate_object_field_selector,
 )
 from jobguard.validators.rules.pod_projections import (
     validate_certificate_projections,
     validate_local_non_reserved_path,
 )
 from jobguard.validators.rules.pod_volume_sources import LEGACY_SOURCES, validate_iscsi_volume_name
+from jobguard.validators.selectors import validate_label_selector
 
 # validateVolumeSource's order, and the child names each source is reported under: its own
 # errors, and "may not specify more than 1 volume type" when another source comes first
@@ -95,6 +97,7 @@ HOST_PATH_TYPES = [
     "FileOrCreate",
     "Socket",
 ]
+VOLUME_MODES = ["Block", "Filesystem"]
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 _MORE_THAN_ONE = "may not specify more than 1 volume type"
 
@@ -126,7 +129,7 @@ def volume_kind(volume: dict[str, Any], options: PodOptions) -> str:
 _non_reserved_path = validate_local_non_reserved_path
 
 
-def _key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
+def validate_key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
     """validateKeyToPath."""
     errors: list[FieldError] = []
     if not text(item.get("key")):
@@ -140,7 +143,9 @@ def _key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
     return errors + file_mode_error("POD-015", f"{path}.mode", item.get("mode"))
 
 
-def _downward_file(item: dict[str, Any], path: str, version: str) -> list[FieldError]:
+def validate_downward_api_volume_file(
+    item: dict[str, Any], path: str, version: str
+) -> list[FieldError]:
     """validateDownwardAPIVolumeFile (`path` is the source's: items are not indexed)."""
     errors: list[FieldError] = []
     file_path = text(item.get("path"))
@@ -149,14 +154,14 @@ def _downward_file(item: dict[str, Any], path: str, version: str) -> list[FieldE
             errors.append(required("POD-015", f"{path}.path"))
         errors += _non_reserved_path(file_path, f"{path}.path")
     if isinstance(item.get("fieldRef"), dict):
-        errors += check_object_field_selector(
+        errors += validate_object_field_selector(
             "POD-015", item["fieldRef"], VOLUME_FIELD_PATHS, f"{path}.fieldRef", version
         )
         if item.get("resourceFieldRef") is not None:
             detail = "fieldRef and resourceFieldRef can not be specified simultaneously"
             errors.append(invalid("POD-015", path, "resource", detail))
     elif isinstance(item.get("resourceFieldRef"), dict):
-        errors += check_resource_field_selector(
+        errors += validate_container_resource_field_selector(
             "POD-015", item["resourceFieldRef"], f"{path}.resourceFieldRef", True
         )
     else:
@@ -164,18 +169,32 @@ def _downward_file(item: dict[str, Any], path: str, version: str) -> list[FieldE
     return errors + file_mode_error("POD-015", f"{path}.mode", item.get("mode"))
 
 
-def _named_source(source: dict[str, Any], name_field: str, path: str) -> list[FieldError]:
-    """validateSecretVolumeSource / validateConfigMapVolumeSource."""
+def _validate_named_volume_source(
+    source: dict[str, Any], path: str, name_field: str
+) -> list[FieldError]:
+    """The body validateSecretVolumeSource and validateConfigMapVolumeSource share."""
     errors: list[FieldError] = []
     if not text(source.get(name_field)):
         errors.append(required("POD-015", f"{path}.{name_field}"))
     errors += file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
     for index, item in enumerate(as_list(source.get("items"))):
-        errors += _key_to_path(as_dict(item), f"{path}.items[{index}]")
+        errors += validate_key_to_path(as_dict(item), f"{path}.items[{index}]")
     return errors
 
 
-def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_secret_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateSecretVolumeSource."""
+    return _validate_named_volume_source(source, path, "secretName")
+
+
+def validate_config_map_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateConfigMapVolumeSource."""
+    return _validate_named_volume_source(source, path, "name")
+
+
+def validate_projected_volume_source(
+    source: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """validateProjectedVolumeSource and validateProjectionSources."""
     errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
     paths: set[str] = set()
@@ -193,7 +212,7 @@ def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[F
                 errors.append(required("POD-015", f"{at}.{kind}.name"))
             for item_index, item in enumerate(as_list(ref.get("items"))):
                 item = as_dict(item)
-                errors += _key_to_path(item, f"{at}.{kind}.items[{item_index}]")
+                errors += validate_key_to_path(item, f"{at}.{kind}.items[{item_index}]")
                 item_path = text(item.get("path"))
                 if item_path:
                     if item_path in paths:
@@ -204,7 +223,9 @@ def _projected(source: dict[str, Any], path: str, options: PodOptions) -> list[F
             count += 1
             for item in as_list(downward.get("items")):
                 item = as_dict(item)
-                errors += _downward_file(item, f"{at}.downwardAPI", options.version)
+                errors += validate_downward_api_volume_file(
+                    item, f"{at}.downwardAPI", options.version
+                )
                 item_path = text(item.get("path"))
                 if item_path:
                     if item_path in paths:
@@ -277,7 +298,7 @@ def validate_template_object_meta(
     return errors
 
 
-def _data_source(source: dict[str, Any], path: str, ref: bool) -> list[FieldError]:
+def validate_data_source(source: dict[str, Any], path: str, ref: bool) -> list[FieldError]:
     """validateDataSource, or with `ref` validateDataSourceRef."""
     errors: list[FieldError] = []
     if not text(source.get("name")):
@@ -297,7 +318,9 @@ def _data_source(source: dict[str, Any], path: str, ref: bool) -> list[FieldErro
     return errors
 
 
-def _claim_template(template: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
+def validate_persistent_volume_claim_template(
+    template: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
     """ValidatePersistentVolumeClaimTemplate: ValidateTemplateObjectMeta and
     ValidatePersistentVolumeClaimSpec."""
     errors = validate_template_object_meta(
@@ -309,7 +332,7 @@ def _claim_template(template: dict[str, Any], path: str, options: PodOptions) ->
     if not modes:
         detail = "at least 1 access mode is required"
         errors.append(required("POD-015", f"{at}.accessModes", detail))
-    errors += check_label_selector(
+    errors += validate_label_selector(
         "POD-015", spec.get("selector"), f"{at}.selector", options.version
     )
     once_pod = other = False
@@ -340,13 +363,13 @@ def _claim_template(template: dict[str, Any], path: str, options: PodOptions) ->
             "POD-015", f"{at}.storageClassName", class_name, subdomain_problems(class_name)
         )
     mode = spec.get("volumeMode")
-    if isinstance(mode, str) and mode not in ("Block", "Filesystem"):
-        errors.append(not_supported("POD-015", f"{at}.volumeMode", mode, ["Block", "Filesystem"]))
+    if isinstance(mode, str) and mode not in VOLUME_MODES:
+        errors.append(not_supported("POD-015", f"{at}.volumeMode", mode, VOLUME_MODES))
     source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
     if isinstance(source, dict):
-        errors += _data_source(source, f"{at}.dataSource", False)
+        errors += validate_data_source(source, f"{at}.dataSource", False)
     if isinstance(ref, dict):
-        errors += _data_source(ref, f"{at}.dataSourceRef", True)
+        errors += validate_data_source(ref, f"{at}.dataSourceRef", True)
     if isinstance(ref, dict) and text(ref.get("namespace")):
         detail = "may not be specified when dataSourceRef.namespace is specified"
         errors += [invalid("POD-015", at, {}, detail)] if isinstance(source, dict) else []
@@ -367,83 +390,96 @@ def _claim_template(template: dict[str, Any], path: str, options: PodOptions) ->
     return errors
 
 
-def _one_source(
-    key: str, source: dict[str, Any], path: str, options: PodOptions
-) -> list[FieldError]:
-    if key in LEGACY_SOURCES:
-        return LEGACY_SOURCES[key](source, path)
-    if key == "emptyDir":
-        limit = source.get("sizeLimit")
-        if isinstance(limit, str | int | float) and not isinstance(limit, bool):
-            try:
-                negative = quantity_of(limit).value < 0
-            except QuantityError as exc:
-                # The API server cannot decode the object (a 400 naming the quantity's format).
-                return [invalid("POD-015", f"{path}.sizeLimit", limit, str(exc))]
-            if negative:
-                detail = "SizeLimit field must be a valid resource quantity"
-                return [forbidden("POD-015", f"{path}.sizeLimit", detail)]
-        return []
-    if key == "hostPath":
-        host_path = text(source.get("path"))
-        if host_path == "":
-            return [required("POD-015", f"{path}.path")]
-        errors: list[FieldError] = []
-        if host_path and ".." in host_path.split("/"):
-            errors.append(invalid("POD-015", f"{path}.path", host_path, "must not contain '..'"))
-        kind = source.get("type")
-        if isinstance(kind, str) and kind not in HOST_PATH_TYPES:
-            errors.append(not_supported("POD-015", f"{path}.type", kind, HOST_PATH_TYPES))
-        return errors
-    if key == "gitRepo":
-        errors = (
-            [] if text(source.get("repository")) else [required("POD-015", f"{path}.repository")]
-        )
-        directory = text(source.get("directory")) or ""
-        return errors + list(
-            each("POD-015", f"{path}.directory", directory, local_path_problems(directory))
-        )
-    if key == "secret":
-        return _named_source(source, "secretName", path)
-    if key == "configMap":
-        return _named_source(source, "name", path)
-    if key == "nfs":
-        errors = [] if text(source.get("server")) else [required("POD-015", f"{path}.server")]
-        nfs_path = text(source.get("path")) or ""
-        if not nfs_path:
-            errors.append(required("POD-015", f"{path}.path"))
-        if not nfs_path.startswith("/"):
-            errors.append(invalid("POD-015", f"{path}.path", nfs_path, "must be an absolute path"))
-        return errors
-    if key == "persistentVolumeClaim":
-        return [] if text(source.get("claimName")) else [required("POD-015", f"{path}.claimName")]
-    if key == "downwardAPI":
-        errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
-        for item in as_list(source.get("items")):
-            errors += _downward_file(as_dict(item), path, options.version)
-        return errors
-    if key == "projected":
-        return _projected(source, path, options)
-    if key == "csi":
-        return _csi(source, path)
-    if key == "ephemeral":
-        template = source.get("volumeClaimTemplate")
-        if not isinstance(template, dict):
-            return [required("POD-015", f"{path}.volumeClaimTemplate")]
-        return _claim_template(template, f"{path}.volumeClaimTemplate", options)
-    if key == "image":
-        errors = []
-        if options.image_reference_required and not text(source.get("reference")):
-            errors.append(required("POD-015", f"{path}.reference"))
-        policy = source.get("pullPolicy")
-        if isinstance(policy, str) and policy and policy not in ("Always", "IfNotPresent", "Never"):
-            supported = ["Always", "IfNotPresent", "Never"]
-            errors.append(not_supported("POD-015", f"{path}.pullPolicy", policy, supported))
-        return errors
+def _validate_empty_dir(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateVolumeSource's emptyDir case (its sizeLimit)."""
+    limit = source.get("sizeLimit")
+    if isinstance(limit, str | int | float) and not isinstance(limit, bool):
+        try:
+            negative = quantity_of(limit).value < 0
+        except QuantityError as exc:
+            # The API server cannot decode the object (a 400 naming the quantity's format).
+            return [invalid("POD-015", f"{path}.sizeLimit", limit, str(exc))]
+        if negative:
+            detail = "SizeLimit field must be a valid resource quantity"
+            return [forbidden("POD-015", f"{path}.sizeLimit", detail)]
     return []
 
 
-def _csi(source: dict[str, Any], path: str) -> list[FieldError]:
+def validate_host_path_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateHostPathVolumeSource (with validateHostPathType)."""
+    host_path = text(source.get("path"))
+    if host_path == "":
+        return [required("POD-015", f"{path}.path")]
+    errors: list[FieldError] = []
+    if host_path and ".." in host_path.split("/"):
+        errors.append(invalid("POD-015", f"{path}.path", host_path, "must not contain '..'"))
+    kind = source.get("type")
+    if isinstance(kind, str) and kind not in HOST_PATH_TYPES:
+        errors.append(not_supported("POD-015", f"{path}.type", kind, HOST_PATH_TYPES))
+    return errors
+
+
+def validate_git_repo_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateGitRepoVolumeSource."""
+    errors = [] if text(source.get("repository")) else [required("POD-015", f"{path}.repository")]
+    directory = text(source.get("directory")) or ""
+    return errors + list(
+        each("POD-015", f"{path}.directory", directory, local_path_problems(directory))
+    )
+
+
+def validate_nfs_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validateNFSVolumeSource."""
+    errors = [] if text(source.get("server")) else [required("POD-015", f"{path}.server")]
+    nfs_path = text(source.get("path")) or ""
+    if not nfs_path:
+        errors.append(required("POD-015", f"{path}.path"))
+    if not nfs_path.startswith("/"):
+        errors.append(invalid("POD-015", f"{path}.path", nfs_path, "must be an absolute path"))
+    return errors
+
+
+def validate_persistent_claim_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
+    """validatePersistentClaimVolumeSource."""
+    return [] if text(source.get("claimName")) else [required("POD-015", f"{path}.claimName")]
+
+
+def validate_downward_api_volume_source(
+    source: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateDownwardAPIVolumeSource."""
+    errors = file_mode_error("POD-015", f"{path}.defaultMode", source.get("defaultMode"))
+    for item in as_list(source.get("items")):
+        errors += validate_downward_api_volume_file(as_dict(item), path, options.version)
+    return errors
+
+
+def validate_ephemeral_volume_source(
+    source: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateEphemeralVolumeSource."""
+    template = source.get("volumeClaimTemplate")
+    if not isinstance(template, dict):
+        return [required("POD-015", f"{path}.volumeClaimTemplate")]
+    return validate_persistent_volume_claim_template(
+        template, f"{path}.volumeClaimTemplate", options
+    )
+
+
+def validate_image_volume_source(
+    source: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateImageVolumeSource."""
+    errors: list[FieldError] = []
+    if options.image_reference_required and not text(source.get("reference")):
+        errors.append(required("POD-015", f"{path}.reference"))
+    policy = source.get("pullPolicy")
+    if isinstance(policy, str) and policy and policy not in PULL_POLICIES:
+        errors.append(not_supported("POD-015", f"{path}.pullPolicy", policy, PULL_POLICIES))
+    return errors
+
+
+def validate_csi_volume_source(source: dict[str, Any], path: str) -> list[FieldError]:
     """validateCSIVolumeSource (ValidateCSIDriverName)."""
     errors: list[FieldError] = []
     driver = text(source.get("driver"))
@@ -464,12 +500,7 @@ def _csi(source: dict[str, Any], path: str) -> list[FieldError]:
     return errors
 
 
-def check_volume_source(volume: dict[str, Any], path: str, options: PodOptions) -> list[FieldError]:
-    """validateVolumeSource for `spec.volumes[i]` (`path`)."""
-    return judge_volume(volume, path, options)[1]
-
-
-def judge_volume(
+def validate_volume_source(
     volume: dict[str, Any], path: str, options: PodOptions
 ) -> tuple[str, list[FieldError]]:
     """The volume's source as defaulted, and validateVolumeSource's errors."""
@@ -480,7 +511,7 @@ def judge_volume(
     source = volume[key]
     errors: list[FieldError] = []
     if isinstance(source, dict) and (source or key not in _EMPTY_OK):
-        errors += _one_source(key, source, f"{path}.{_CHILD[key]}", options)
+        errors += _validate_source(key, source, f"{path}.{_CHILD[key]}", options)
     errors += validate_iscsi_volume_name(volume, key, path)
     for other in found[1:]:
         errors.append(forbidden("POD-015", f"{path}.{_SECOND[other]}", _MORE_THAN_ONE))
@@ -490,3 +521,34 @@ def judge_volume(
 
 _EMPTY_OK = frozenset(("emptyDir", "downwardAPI", "projected"))
 """Sources that are valid when empty ({})."""
+
+# validateVolumeSource's cases: by source key, the function judging it (the legacy in-tree ones
+# in LEGACY_SOURCES).
+_PLAIN_SOURCES: dict[str, Callable[[dict[str, Any], str], list[FieldError]]] = {
+    "emptyDir": _validate_empty_dir,
+    "hostPath": validate_host_path_volume_source,
+    "gitRepo": validate_git_repo_volume_source,
+    "secret": validate_secret_volume_source,
+    "configMap": validate_config_map_volume_source,
+    "nfs": validate_nfs_volume_source,
+    "persistentVolumeClaim": validate_persistent_claim_volume_source,
+    "csi": validate_csi_volume_source,
+    **LEGACY_SOURCES,
+}
+_SOURCES_WITH_OPTIONS: dict[str, Callable[[dict[str, Any], str, PodOptions], list[FieldError]]] = {
+    "downwardAPI": validate_downward_api_volume_source,
+    "projected": validate_projected_volume_source,
+    "ephemeral": validate_ephemeral_volume_source,
+    "image": validate_image_volume_source,
+}
+
+
+def _validate_source(
+    key: str, source: dict[str, Any], path: str, options: PodOptions
+) -> list[FieldError]:
+    """validateVolumeSource's case for source `key`, at the source's `path`."""
+    plain = _PLAIN_SOURCES.get(key)
+    if plain is not None:
+        return plain(source, path)
+    with_options = _SOURCES_WITH_OPTIONS.get(key)
+    return with_options(source, path, options) if with_options is not None else []
