@@ -31,7 +31,7 @@ from jobguard.validators.names import (
 )
 from jobguard.validators.pipeline import _JOB_SPEC_ERRORS, _job_context, job_errors
 from jobguard.validators.quantity import Format, Quantity, QuantityError, canonical, parse_quantity
-from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+from jobguard.validators.rules.metadata_update import validate_labels_and_annotations
 from tests.builders import causes, create, cronjob, job, manifest, update
 from tests.reviews import review
 
@@ -83,7 +83,9 @@ def _judge_megabyte_label_keys() -> None:
         key = f"{i:04d}" + "k" * MiB
         assert qualified_name_problems(key) == ("name part must be no more than 63 characters",)
         assert label_value_problems("v" * MiB) == ("must be no more than 63 characters",)
-        errors = check_labels_and_annotations({"annotations": {key: "x"}}, None, "metadata", "1.34")
+        errors = validate_labels_and_annotations(
+            {"annotations": {key: "x"}}, None, "metadata", "1.34"
+        )
         assert [(e.rule, e.path, e.type.reason) for e in errors] == [
             ("IM-008", "metadata.annotations", "FieldValueInvalid"),  # the key
             ("IM-008", "metadata.annotations", "FieldValueTooLong"),  # over 256 KiB in all

@@ -47,10 +47,10 @@ def test_label_key_prefixes_are_subdomains() -> None:
 
 
 def test_im008_reports_every_message_of_upstream() -> None:
-    from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+    from jobguard.validators.rules.metadata_update import validate_labels_and_annotations
 
     key = "_" + "a" * 63
-    errors = check_labels_and_annotations({"labels": {key: "ok"}}, None, "metadata", "1.34")
+    errors = validate_labels_and_annotations({"labels": {key: "ok"}}, None, "metadata", "1.34")
     assert [e.body() for e in errors] == [
         f'Invalid value: "{key}": name part must be no more than 63 characters',
         f"Invalid value: \"{key}\": name part must consist of alphanumeric characters, '-', "

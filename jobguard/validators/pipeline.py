@@ -53,16 +53,16 @@ from jobguard.validators.rules.cronjob_template import validate_job_template_spe
 from jobguard.validators.rules.immutable import validate_job_spec_update
 from jobguard.validators.rules.jobspec import validate_indexed_hostname, validate_job_spec
 from jobguard.validators.rules.metadata_update import (
-    check_labels_and_annotations,
-    check_metadata_update,
+    validate_labels_and_annotations,
+    validate_object_meta_update,
     with_syntax,
     without_syntax,
 )
 from jobguard.validators.rules.object_names import (
     NameOptions,
-    check_cronjob_name_length,
-    check_object_meta,
-    check_owner_references_and_finalizers,
+    validate_cron_job_create,
+    validate_object_meta,
+    validate_object_meta_accessor,
 )
 from jobguard.validators.rules.pod import validate_pod_template_spec
 from jobguard.validators.rules.pod_common import PodOptions
@@ -376,7 +376,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         old, new_state, old_state = ctx.old, ctx.new_state, ctx.old_state
         uncounted = (new_json.uncounted_terminated_pods, ctx.old_json.uncounted_terminated_pods)
         status_opts = status_options(new, old, new_state, old_state, ctx.semantics, uncounted)
-        errors = check_metadata_update(
+        errors = validate_object_meta_update(
             new_json.metadata, ctx.old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += validate_job_status(new, old, "status", status_opts)
@@ -401,7 +401,7 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
         # 1.37 ValidateJobUpdate: ValidateObjectMetaUpdate, ValidateJobSpecUpdate (the spec
         # once, the immutable fields, the pod template), validateNameAllowsCompletions.
         old_json = update.old_json
-        errors = check_metadata_update(
+        errors = validate_object_meta_update(
             new_json.metadata, old_json.metadata, "metadata", with_syntax(ctx.semantics.version)
         )
         errors += job_spec
@@ -413,22 +413,22 @@ def job_errors(ctx: JobContext, settings: Settings, *, manifest: bool = False) -
     else:
         # Upstream ValidateJob: metadata, generated selector, ValidateJobSpec, hostname.
         if create:
-            errors = check_object_meta(new.metadata, None, "metadata", NameOptions(ctx.namespace))
+            errors = validate_object_meta_accessor(
+                new.metadata, None, "metadata", NameOptions(ctx.namespace)
+            )
         else:
             errors = []
-        errors += check_labels_and_annotations(
+        errors += validate_labels_and_annotations(
             new_json.metadata, None, "metadata", ctx.semantics.version
         )
-        errors += check_owner_references_and_finalizers(
-            new_json.metadata, None, "metadata", ctx.semantics.version
-        )
+        errors += validate_object_meta(new_json.metadata, None, "metadata", ctx.semantics.version)
         errors += validate_generated_selector(new_json, None, "spec", opts)
         errors += job_spec
         errors += validate_indexed_hostname(new, None, "metadata", None)
     if update is not None and not ctx.semantics.job_update_validated_once:
         old_json = update.old_json
         # Label syntax was judged with the create-style checks above.
-        errors += check_metadata_update(
+        errors += validate_object_meta_update(
             new_json.metadata, old_json.metadata, "metadata", without_syntax(ctx.semantics.version)
         )
         # Upstream ValidateJobSpecUpdate: ValidateJobSpec a second time (the same errors
@@ -474,14 +474,14 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     ValidateCronJobUpdate)."""
     create = ctx.operation is Operation.CREATE
     if create:
-        errors = check_object_meta(ctx.new.metadata, None, "metadata", NameOptions(namespace))
-        metadata = _dict(ctx.new_raw.get("metadata"))
-        errors += check_labels_and_annotations(metadata, None, "metadata", ctx.semantics.version)
-        errors += check_owner_references_and_finalizers(
-            metadata, None, "metadata", ctx.semantics.version
+        errors = validate_object_meta_accessor(
+            ctx.new.metadata, None, "metadata", NameOptions(namespace)
         )
+        metadata = _dict(ctx.new_raw.get("metadata"))
+        errors += validate_labels_and_annotations(metadata, None, "metadata", ctx.semantics.version)
+        errors += validate_object_meta(metadata, None, "metadata", ctx.semantics.version)
     else:
-        errors = check_metadata_update(
+        errors = validate_object_meta_update(
             _dict(ctx.new_raw.get("metadata")),
             _dict((ctx.old_raw or {}).get("metadata")),
             "metadata",
@@ -510,7 +510,7 @@ def cronjob_errors(ctx: CronJobContext, namespace: str = "") -> list[FieldError]
     )
     errors += validate_cronjob_spec_tail(spec, None, "spec", None)
     if create:
-        errors += check_cronjob_name_length(ctx.new.metadata, None, "metadata", None)
+        errors += validate_cron_job_create(ctx.new.metadata, None, "metadata", None)
     return errors
 
 

@@ -2,9 +2,10 @@
 ValidateObjectMetaUpdate).
 
 Follows k8s.io/apimachinery `pkg/api/validation/objectmeta.go` at v0.37.2
-(`ValidateObjectMetaAccessorUpdate`, `ValidateNoNewFinalizers`, `ValidateAnnotations`) as the
-generic registry's `validateCommonFields` (k8s.io/apiserver `pkg/registry/rest/update.go`) and
-core's `ValidateObjectMetaUpdate` (k8s.io/kubernetes v1.37.2) call it; the same in v1.33-v1.36.
+(`ValidateObjectMetaAccessorUpdate`, `ValidateNoNewFinalizers`, `ValidateAnnotations`; metav1
+`ValidateLabels` is `pod_common.validate_labels`) as the generic registry's `validateCommonFields`
+(k8s.io/apiserver `pkg/registry/rest/update.go`) and core's `ValidateObjectMetaUpdate`
+(k8s.io/kubernetes v1.37.2) call it; the same in v1.33-v1.36.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from jobguard.validators.rules.object_names import (
     kube_finalizer_names,
     owner_references_and_finalizers,
 )
+from jobguard.validators.rules.pod_common import validate_labels
 from jobguard.validators.semantic import normalize
 
 _MAX_ANNOTATIONS_BYTES = 256 * 1024
@@ -42,37 +44,37 @@ _IMMUTABLE_META = (
 )
 
 
-def check_labels_and_annotations(
-    metadata: Mapping[str, Any], old: None, path: str, version: str
-) -> list[FieldError]:
-    """IM-008: label and annotation syntax (upstream ValidateObjectMeta's part of it), on the
-    metadata as sent, in the words of release `version` (names.label_wording)."""
-    words = label_wording(version)
-    key_problems, value_problems = words.key, words.value
+def validate_annotations(annotations: Any, path: str, version: str) -> list[FieldError]:
+    """ValidateAnnotations (IM-008): keys as label keys (lower-cased), in the words of release
+    `version`, and the total size."""
+    key_problems = label_wording(version).key
     errors: list[FieldError] = []
-    labels = metadata.get("labels") or {}
-    for key, value in labels.items():
-        for problem in key_problems(key):
-            errors.append(invalid("IM-008", f"{path}.labels", key, problem))
-        if isinstance(value, str):
-            for problem in value_problems(value):
-                errors.append(invalid("IM-008", f"{path}.labels", value, problem))
-    annotations = metadata.get("annotations") or {}
     total = 0
-    for key, value in annotations.items():
+    for key, value in (annotations or {}).items():
         for problem in key_problems(key.lower()):
-            errors.append(invalid("IM-008", f"{path}.annotations", key, problem))
+            errors.append(invalid("IM-008", path, key, problem))
         total += len(key) + len(value if isinstance(value, str) else "")
     if total > _MAX_ANNOTATIONS_BYTES:
         errors.append(
             FieldError(
                 "IM-008",
-                f"{path}.annotations",
+                path,
                 ErrorType.TOO_LONG,
                 f"may not be more than {_MAX_ANNOTATIONS_BYTES} bytes",
             )
         )
     return errors
+
+
+def validate_labels_and_annotations(
+    metadata: Mapping[str, Any], old: None, path: str, version: str
+) -> list[FieldError]:
+    """IM-008: ValidateLabels then ValidateAnnotations (ValidateObjectMeta's part of it), on the
+    metadata as sent, in the words of release `version` (names.label_wording)."""
+    errors = validate_labels("IM-008", metadata.get("labels") or {}, f"{path}.labels", version)
+    return errors + validate_annotations(
+        metadata.get("annotations"), f"{path}.annotations", version
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,17 +111,17 @@ def validate_no_new_finalizers(new: Any, old: Any, path: str) -> list[FieldError
     return [forbidden("OM-005", path, detail)]
 
 
-def check_metadata_update(
+def validate_object_meta_update(
     new: Mapping[str, Any], old: Mapping[str, Any], path: str, opts: MetadataOptions
 ) -> list[FieldError]:
-    """IM-008, OM-004 and OM-005 on the metadata as sent, in the order an UPDATE reports them
-    first: the registry's validateCommonFields (ValidateObjectMetaAccessor: labels,
+    """ValidateObjectMetaUpdate as an UPDATE reaches it: IM-008, OM-004 and OM-005 on the
+    metadata as sent, in the order an UPDATE reports them first: the registry's validateCommonFields (ValidateObjectMetaAccessor: labels,
     annotations, owner references, finalizers; then ValidateObjectMetaAccessorUpdate: no new
     finalizers while deleting, the immutable members), then core's Kubernetes finalizer names.
     Without `opts.syntax` the caller already judged the create-style part."""
     errors: list[FieldError] = []
     if opts.syntax:
-        errors += check_labels_and_annotations(new, None, path, opts.version)
+        errors += validate_labels_and_annotations(new, None, path, opts.version)
         errors += owner_references_and_finalizers(new, path, opts.version)
     if old.get("deletionTimestamp") is not None:
         errors += validate_no_new_finalizers(

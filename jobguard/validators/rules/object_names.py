@@ -54,11 +54,11 @@ class NameOptions:
     before validating); no namespace at all is left alone."""
 
 
-def check_object_meta(
+def validate_object_meta_accessor(
     metadata: ObjectMeta, old: ObjectMeta | None, path: str, opts: NameOptions
 ) -> list[FieldError]:
-    """generateName and name as DNS subdomains, the namespace as a DNS label (create-style:
-    `old` is not read)."""
+    """ValidateObjectMetaAccessor's name checks (generateName and name as DNS subdomains) and
+    its common part's namespace (a DNS label); create-style: `old` is not read."""
     errors: list[FieldError] = []
     if metadata.generate_name:
         for problem in name_is_dns_subdomain(metadata.generate_name, True):
@@ -77,10 +77,12 @@ def check_object_meta(
     return errors
 
 
-def check_cronjob_name_length(
+def validate_cron_job_create(
     metadata: ObjectMeta, old: ObjectMeta | None, path: str, opts: None
 ) -> list[FieldError]:
-    """ValidateCronJobCreate: at most 52 characters (CREATE only, so longer old names stay)."""
+    """ValidateCronJobCreate's name length: at most 52 characters (CREATE only, so longer old
+    names stay; its ValidateObjectMeta is `validate_object_meta_accessor` and
+    `validate_object_meta`)."""
     name = generated_name(metadata)
     if len(name) > MAX_CRONJOB_NAME_LENGTH:
         return [invalid("OM-002", f"{path}.name", name, max_len_error(MAX_CRONJOB_NAME_LENGTH))]
@@ -238,10 +240,10 @@ def owner_references_and_finalizers(
     return errors + validate_finalizers(metadata.get("finalizers"), f"{path}.finalizers", version)
 
 
-def check_owner_references_and_finalizers(
+def validate_object_meta(
     metadata: Mapping[str, Any], old: None, path: str, opts: str
 ) -> list[FieldError]:
-    """OM-004 and OM-005 as core's ValidateObjectMeta of release `opts` judges them on CREATE:
-    the apimachinery checks, then the Kubernetes finalizer names."""
+    """Core's ValidateObjectMeta of release `opts` on CREATE, its OM-004 and OM-005 part: the
+    apimachinery checks, then validateKubeFinalizerName for each finalizer."""
     errors = owner_references_and_finalizers(metadata, path, opts)
     return errors + kube_finalizer_names(metadata.get("finalizers"), f"{path}.finalizers")

@@ -28,7 +28,7 @@ from jobguard.validators.names import (
     qualified_name_problems,
 )
 from jobguard.validators.quantity import Quantity, QuantityError, quantity_of
-from jobguard.validators.rules.metadata_update import check_labels_and_annotations
+from jobguard.validators.rules.metadata_update import validate_labels_and_annotations
 from jobguard.validators.rules.pod_annotations import (
     validate_app_armor_annotations_and_fields_match_on_create,
     validate_pod_specific_annotations,
@@ -750,7 +750,7 @@ def validate_pod_template_spec(
     if opts is None:
         opts = pod_options(version)
     # ValidateLabels, ValidateAnnotations.
-    errors = check_labels_and_annotations(meta, None, path, opts.version)
+    errors = validate_labels_and_annotations(meta, None, path, opts.version)
     # Every pod-specific annotation check reads an annotation: most templates have none.
     annotations = meta.get("annotations")
     has_annotations = isinstance(annotations, dict) and bool(annotations)
