@@ -4,6 +4,7 @@ RBAC failures, kubernetesVersion: auto, and the audit metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import xmlschema
 import yaml
 from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry
 
 from jobguard.app.cli.main import main
 from jobguard.app.cluster.audit import (
@@ -26,7 +28,9 @@ from jobguard.app.cluster.audit import (
 from jobguard.app.cluster.client import ClusterError, connect
 from jobguard.app.cluster.policy_reports import policy_reports
 from jobguard.app.config import parse_config
+from jobguard.app.server import endpoints
 from jobguard.app.server.app import create_app
+from jobguard.app.server.endpoints import DECODED_COST, MemoryBudget, ThreadBudget, _Hold
 from jobguard.validators import Settings
 from tests.apiserver import StandIn
 from tests.builders import LATER, START, cond, cronjob, job, with_status
@@ -34,6 +38,7 @@ from tests.corpus import DATA, KUEUE_SETUP
 from tests.test_policy import queued_job
 
 KUEUE = str(KUEUE_SETUP)
+MIB = 1024 * 1024
 SCHEMAS = Path(__file__).parent / "schemas"
 BYPASSED_MESSAGE = (
     "Forbidden: a job matched by policy 'queued' is not suspended and never was (no Suspended "
@@ -624,6 +629,81 @@ def test_background_audit_metrics(kubeconfig: str, stand_in: StandIn) -> None:
     text = generate_latest(registry).decode()
     assert 'jobguard_audit_runs_total{result="failure"} 1.0' in text
     assert 'jobguard_audit_violations{rule="SUS-001"} 1.0' in text
+
+
+class _Recorded:
+    """A ThreadBudget whose holds are noted as the audit takes them."""
+
+    def __init__(self, budget: MemoryBudget, loop: asyncio.AbstractEventLoop) -> None:
+        self.budget = budget
+        self.inner = ThreadBudget(budget, loop)
+        self.used: list[int] = []
+        self.sizes: list[int] = []
+        self.before: list[int] = []
+
+    def take(self, size: int) -> bool:
+        self.sizes.append(size)
+        self.before.append(self.budget.used)
+        taken = self.inner.take(size)
+        self.used.append(self.budget.used if taken else -1)
+        return taken
+
+    def give_back(self) -> None:
+        self.inner.give_back()
+
+
+def test_the_audit_draws_on_the_bodies_budget(
+    kubeconfig: str, stand_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page is held (at DECODED_COST a byte of it) while it is judged; a pass leaves the
+    budget as it found it, passed or failed; the audit waits for a large body holding the
+    share, and fails its pass (AUDIT_WAIT) when the body keeps it."""
+    monkeypatch.setattr(endpoints, "AUDIT_WAIT", 0.3)
+    settings = parse_config(Path(KUEUE).read_text()).to_settings()
+    background = BackgroundAudit(
+        lambda: connect(kubeconfig),
+        lambda: settings,
+        AuditMetrics(CollectorRegistry()),
+        60.0,
+        AuditOptions(page_size=2),
+    )
+
+    async def scenario() -> None:
+        budget = MemoryBudget(64 * MIB)
+        memory = _Recorded(budget, asyncio.get_running_loop())
+        report = await asyncio.to_thread(background.run_once, memory)
+        assert report is not None and len(report.results) == 5
+        # Pages of two objects: each held alone, at its bytes' decoded cost, the one before
+        # given back before the next is asked.
+        pages = len(stand_in.cluster.lists("jobs")) + len(stand_in.cluster.lists("cronjobs"))
+        assert len(memory.sizes) == pages >= 3 and min(memory.sizes) > 100
+        assert memory.used == [size * DECODED_COST for size in memory.sizes]
+        assert memory.before == [0] * pages
+        assert (budget.used, budget.large_used) == (0, 0)
+        # A large body holds the share: the audit waits, and goes on once it is answered.
+        body = _Hold("/validate")
+        assert budget.try_acquire(body, 4 * MIB)
+        running = asyncio.create_task(asyncio.to_thread(background.run_once, memory))
+        for _ in range(100):
+            if budget.waiting:
+                break
+            await asyncio.sleep(0.01)
+        assert budget.waiting == 1
+        budget.release(body)
+        assert await running is not None
+        assert (budget.used, budget.waiting) == (0, 0)
+        # Held throughout: the pass fails, naming why, and gives everything back.
+        assert budget.try_acquire(body, 4 * MIB)
+        assert await asyncio.to_thread(background.run_once, memory) is None
+        assert memory.used[-1] == -1
+        budget.release(body)
+        assert (budget.used, budget.waiting) == (0, 0)
+        # A pass failing after a page was held gives it back too.
+        stand_in.cluster.forbid.add(("list", "cronjobs"))
+        assert await asyncio.to_thread(background.run_once, memory) is None
+        assert memory.used[-1] > 0 and (budget.used, budget.large_used) == (0, 0)
+
+    asyncio.run(scenario())
 
 
 def test_background_audit_runs_in_the_server(kubeconfig: str, stand_in: StandIn) -> None:

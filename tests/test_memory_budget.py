@@ -118,6 +118,53 @@ def test_waiters_are_granted_when_memory_is_given_back() -> None:
     assert asyncio.run(scenario()) == ["small granted", "late refused", "large granted"]
 
 
+def test_the_audit_holds_the_large_share_and_requests_pass_it() -> None:
+    """A page of the background audit is held in the large share whatever its size: a large
+    body waits for it (then 503, BUDGET_WAIT), a small one does not; given back, a request
+    waiting is granted before the audit even when the audit waited first."""
+
+    async def scenario() -> list[str]:
+        budget = MemoryBudget(64 * MIB)
+        audit = _Hold(FULL_PARSE, background=True)
+        assert budget.try_acquire(audit, 1000)  # a small page: still the large share
+        assert budget.large_used == budget.used == 1000 * DECODED_COST
+        budget.release(audit)
+        assert budget.try_acquire(audit, 3 * MIB)  # one Job near etcd's limit: the share
+        assert budget.large_used == budget.large_capacity
+        large = _Hold("/validate")
+        assert not await budget.acquire(large, INLINE_BODY_BYTES + 1, 0.05)
+        small = _Hold("/validate")
+        assert budget.try_acquire(small, 4096)
+        budget.release(small)
+        budget.release(audit)
+        # Vice versa: a large body holds the share; the audit waits, and a later request
+        # passes it.
+        order: list[str] = []
+        assert budget.try_acquire(large, 2 * MIB)
+
+        async def take(name: str, hold: _Hold) -> None:
+            granted = await budget.acquire(hold, 2 * MIB, 5.0)
+            order.append(f"{name} {'granted' if granted else 'refused'}")
+
+        later = _Hold("/validate")
+        waiting = [asyncio.create_task(take("audit", audit))]
+        await asyncio.sleep(0.01)
+        assert not budget.try_acquire(_Hold("/validate"), INLINE_BODY_BYTES + 1)
+        waiting.append(asyncio.create_task(take("request", later)))
+        await asyncio.sleep(0.01)
+        assert budget.waiting == 2
+        budget.release(large)
+        await asyncio.sleep(0.01)
+        assert order == ["request granted"] and budget.waiting == 1
+        budget.release(later)
+        await asyncio.gather(*waiting)
+        budget.release(audit)
+        assert (budget.used, budget.large_used, budget.waiting) == (0, 0, 0)
+        return order
+
+    assert asyncio.run(scenario()) == ["request granted", "audit granted"]
+
+
 def test_a_small_body_waits_only_when_the_whole_budget_is_held() -> None:
     async def scenario() -> tuple[bool, bool]:
         budget = MemoryBudget(8 * MIB)

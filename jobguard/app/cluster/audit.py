@@ -25,6 +25,7 @@ from jobguard.app.cluster.client import (
     POLICY_REPORTS,
     Cluster,
     ClusterError,
+    PageMemory,
     Resource,
 )
 from jobguard.app.cluster.paging import DEFAULT_PAGE_SIZE
@@ -246,14 +247,19 @@ class BackgroundAudit:
         self.write = write
         self.report_api = report_api
         self.report_scope = report_scope
+        self.memory: Callable[[asyncio.AbstractEventLoop], PageMemory] | None = None
+        """In the server: its request bodies' budget as seen from the audit's thread, on the
+        given event loop (`endpoints.ThreadBudget`); each page's decoded cost is held from it."""
 
-    def run_once(self) -> AuditReport | None:
-        """One audit; failures are logged and counted, never raised."""
+    def run_once(self, memory: PageMemory | None = None) -> AuditReport | None:
+        """One audit, its pages' memory taken from `memory`, all of it given back when the pass
+        ends; failures are logged and counted, never raised."""
         from jobguard.app.cluster.client import REPORT_APIS
         from jobguard.app.cluster.policy_reports import policy_reports
 
         try:
             cluster = self.connect()
+            cluster.page_memory = memory
             try:
                 report = audit(cluster, self.settings(), self.options)
                 if self.write:
@@ -271,6 +277,8 @@ class BackgroundAudit:
                     )
             finally:
                 cluster.close()
+                if memory is not None:
+                    memory.give_back()
         except ClusterError as exc:
             self.metrics.runs.labels("failure").inc()
             log.error("background audit failed: %s", exc)
@@ -290,5 +298,6 @@ class BackgroundAudit:
             if self.leading is not None and not self.leading():
                 await asyncio.sleep(min(self.interval, LEADER_POLL))
                 continue
-            await asyncio.to_thread(self.run_once)
+            memory = self.memory(asyncio.get_running_loop()) if self.memory else None
+            await asyncio.to_thread(self.run_once, memory)
             await asyncio.sleep(self.interval)

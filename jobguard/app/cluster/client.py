@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import urllib3
@@ -174,6 +174,20 @@ class ServerVersion:
     git_version: str
 
 
+class PageMemory(Protocol):
+    """Memory a list page's decoding draws on: in the server, its request bodies' budget
+    (`endpoints.ThreadBudget`)."""
+
+    def take(self, size: int) -> bool:
+        """Hold the decoded cost of a `size`-byte answer instead of what was held, waiting
+        (bounded) for it; False when it could not be had."""
+        ...
+
+    def give_back(self) -> None:
+        """Give back what is held."""
+        ...
+
+
 class Cluster:
     """One connection (an ApiClient) and what jobguard asks of it."""
 
@@ -182,6 +196,9 @@ class Cluster:
         self.source = source
         """Where the connection came from ("in-cluster" or "kubeconfig FILE, context NAME")."""
         self.host = str(api_client.configuration.host)
+        self.page_memory: PageMemory | None = None
+        """What each list page takes its decoded cost from before it is decoded, until its
+        objects are judged (`_pages`); None: nothing (`jobguard audit`)."""
 
     def close(self) -> None:
         self.api_client.close()
@@ -214,6 +231,12 @@ class Cluster:
             raise ClusterError(
                 f"cannot reach the cluster at {self.host} ({self.source}): {_unreachable(exc)}"
             ) from None
+        memory = self.page_memory
+        if verb == "list" and memory is not None and not memory.take(len(data)):
+            raise ClusterError(
+                f"list {what}: no memory for a page of {len(data)} bytes: the server's "
+                "memory budget stayed held by requests"
+            )
         try:
             return orjson.loads(data), len(data)
         except orjson.JSONDecodeError:
@@ -292,11 +315,28 @@ class Cluster:
         `page_size`) after a page under a quarter of PAGE_BYTES; a page of one object may be up
         to MAX_ANSWER_BYTES. After an expired continue token (410 Gone) the list starts again
         (MAX_LIST_RESTARTS times at most); after MAX_LIST_PAGES pages it stops with an error."""
+        try:
+            yield from self._pages_held(resource, namespace, fn, page_size, kwargs)
+        finally:
+            if self.page_memory is not None:
+                self.page_memory.give_back()
+
+    def _pages_held(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        fn: Any,
+        page_size: int,
+        kwargs: dict[str, Any],
+    ) -> Iterator[Any]:
+        """`_pages`, a page's memory held (`page_memory`) until the next page is asked."""
         restarts = 0
         pages = 0
         asked = page_size
         token: str | None = None
         while True:
+            if self.page_memory is not None:
+                self.page_memory.give_back()  # the last page's objects are judged
             pages += 1
             if pages > MAX_LIST_PAGES:
                 raise ClusterError(

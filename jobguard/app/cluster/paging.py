@@ -11,6 +11,7 @@ PAGE_BYTES, so a cluster of ordinary Jobs is never asked a page twice."""
 PAGE_BYTES = 2 * 1024 * 1024
 """The most JSON a list page of more than one object may hold (a larger one is asked again with
 half as many objects): decoded, a byte of JSON costs up to 28 bytes (the budget's DECODED_COST),
-so a page costs the audit at most about 60 MiB beside the server's own memory and its request
-bodies' budget, within the chart's 384Mi. A single object larger than this is still read alone
-(`client.MAX_ANSWER_BYTES`): a Job near etcd's 1.5 MiB limit lists as up to 3 MiB."""
+so a page costs the audit at most about 60 MiB. A single object larger than this is still read
+alone (`client.MAX_ANSWER_BYTES`): a Job near etcd's 1.5 MiB limit lists as up to 3 MiB. In
+`serve` each page's cost is held from the request bodies' budget before it is decoded
+(`Cluster.page_memory`), so the audit and the largest body are never decoded together."""

@@ -12,6 +12,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -22,7 +23,7 @@ from starlette.datastructures import State
 from starlette.types import Receive, Scope, Send
 
 from jobguard.app.config import CONFIG_ENV, FileConfig, load_config
-from jobguard.app.server.endpoints import ServerOptions, WebhookApp
+from jobguard.app.server.endpoints import ServerOptions, ThreadBudget, WebhookApp
 from jobguard.app.server.observability import Metrics
 from jobguard.app.server.reload import ConfigReloader
 from jobguard.app.server.tls import TLSManager
@@ -204,7 +205,11 @@ def create_app(
         async def metrics_endpoint() -> Response:
             return _metrics_response(metrics)
 
-    return WebhookApp(api, server_options, metrics, state)
+    app = WebhookApp(api, server_options, metrics, state)
+    if api.state.audit is not None:
+        # The audit's pages draw on the request bodies' budget (ThreadBudget).
+        api.state.audit.memory = partial(ThreadBudget, app.memory)
+    return app
 
 
 app = create_app()

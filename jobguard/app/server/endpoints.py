@@ -9,12 +9,13 @@ request, no dependency injection.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import logging
 import re
 import socket
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from time import perf_counter
@@ -483,10 +484,13 @@ class _Hold:
     """What one request holds of the budget: `small` under the small bodies' share, `large`
     under the large ones' (see MemoryBudget)."""
 
-    __slots__ = ("cost", "large", "path", "size", "small")
+    __slots__ = ("background", "cost", "large", "path", "size", "small")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, background: bool = False) -> None:
         self.path = path
+        self.background = background
+        """The background audit's pages (`ThreadBudget`): held in the large share whatever
+        their size, and behind every request."""
         """How the body is decoded (`body_cost`): its endpoint, FULL_PARSE once /mutate's
         envelope could not read it."""
         self.size = 0
@@ -521,7 +525,7 @@ class MemoryBudget:
         """Account `hold` at `size` bytes of body if that fits now."""
         cost = body_cost(hold.path, size)
         added = cost - hold.cost
-        if size > INLINE_BODY_BYTES:
+        if size > INLINE_BODY_BYTES or hold.background:
             # A large body's cost is capped at the large share (held alone, see above).
             large = min(hold.large + added, self.large_capacity)
             added = large - hold.large
@@ -545,9 +549,15 @@ class MemoryBudget:
 
     def _waiters_before(self, hold: _Hold, size: int) -> bool:
         """Whether a waiter was there first for the same share (a large body does not pass a
-        large one already waiting; a small one passes any large one)."""
+        large one already waiting; a small one passes any large one; a request passes the
+        background audit, which passes nothing)."""
+        if hold.background:
+            return bool(self._waiters)
         large = size > INLINE_BODY_BYTES
-        return any(large or waiter_size <= INLINE_BODY_BYTES for _, waiter_size, _ in self._waiters)
+        return any(
+            (large or waiter_size <= INLINE_BODY_BYTES) and not waiter.background
+            for waiter, waiter_size, _ in self._waiters
+        )
 
     async def acquire(self, hold: _Hold, size: int, timeout: float) -> bool:
         """Wait at most `timeout` seconds for `hold` to hold a `size`-byte body's cost."""
@@ -570,7 +580,8 @@ class MemoryBudget:
         self.used -= hold.small + hold.large
         self.large_used -= hold.large
         hold.small = hold.large = hold.size = hold.cost = 0
-        for entry in list(self._waiters):
+        # Requests first, in arrival order; the background audit after them (stable sort).
+        for entry in sorted(self._waiters, key=lambda entry: entry[0].background):
             waiter_hold, size, waiter = entry
             if waiter.done():
                 continue
@@ -581,6 +592,52 @@ class MemoryBudget:
     @property
     def waiting(self) -> int:
         return len(self._waiters)
+
+
+AUDIT_WAIT = 60.0
+"""Seconds at most a page of the background audit waits for memory held by requests (then
+the pass fails, counted and logged; the next one starts afresh)."""
+
+
+class ThreadBudget:
+    """`budget`, on the event loop `loop`, as the background audit's worker thread draws on it
+    (`client.PageMemory`): a list page's decoded cost (DECODED_COST a byte) is held before the
+    page is decoded and given back once its objects are judged, so the audit and the request
+    bodies together stay within the budget. The audit holds the large share (as a large body
+    would) and waits behind every request: small reviews never wait for it."""
+
+    def __init__(self, budget: MemoryBudget, loop: asyncio.AbstractEventLoop) -> None:
+        self._budget = budget
+        self._loop = loop
+        self._hold = _Hold(FULL_PARSE, background=True)
+
+    def _on_loop(self, coroutine: Coroutine[Any, Any, T], seconds: float) -> T | None:
+        """`coroutine`'s result, run on the loop; None when the loop is gone or too slow."""
+        try:
+            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        except RuntimeError:  # the loop is closed (the server is stopping)
+            coroutine.close()
+            return None
+        try:
+            return future.result(seconds)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return None
+
+    def take(self, size: int) -> bool:
+        """Hold the decoded cost of a `size`-byte answer (instead of anything held before),
+        waiting at most AUDIT_WAIT seconds; False when it could not be had."""
+        self.give_back()
+        budget, hold = self._budget, self._hold
+        return bool(self._on_loop(budget.acquire(hold, size, AUDIT_WAIT), AUDIT_WAIT + 5))
+
+    def give_back(self) -> None:
+        """Give back what the audit holds (nothing held: nothing given back)."""
+
+        async def release() -> None:
+            self._budget.release(self._hold)
+
+        self._on_loop(release(), 5.0)
 
 
 DEADLINE_RESOLUTION = 0.1
