@@ -488,11 +488,11 @@ class _Hold:
 
     def __init__(self, path: str, background: bool = False) -> None:
         self.path = path
+        """How the body is decoded (`body_cost`): its endpoint, FULL_PARSE once /mutate's
+        envelope could not read it."""
         self.background = background
         """The background audit's pages (`ThreadBudget`): held in the large share whatever
         their size, and behind every request."""
-        """How the body is decoded (`body_cost`): its endpoint, FULL_PARSE once /mutate's
-        envelope could not read it."""
         self.size = 0
         """The body's bytes accounted for (its Content-Length, or what has arrived)."""
         self.cost = 0
