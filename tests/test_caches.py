@@ -10,12 +10,22 @@ import tracemalloc
 import weakref
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from jobguard.app.admission.review import handle_validate
-from jobguard.validators import Operation, Request, Requester, Settings, evaluate
+from jobguard.validators import (
+    Operation,
+    Request,
+    Requester,
+    Settings,
+    cron,
+    evaluate,
+    names,
+    quantity,
+)
 from jobguard.validators.cron import schedule_problem
 from jobguard.validators.intervals import IndexParseError, _parsed_cache, count_indexes
 from jobguard.validators.memo import ByteBoundedMemo, Caches, ShortKeyCache, caching
@@ -335,3 +345,14 @@ def test_settings_sent_to_workers_arrive_with_empty_caches() -> None:
         assert qualified_name_problems("app") == ()
     copy = pickle.loads(pickle.dumps(settings))
     assert copy == settings and len(settings.caches) == 1 and len(copy.caches) == 0
+
+
+def test_the_readme_states_the_short_string_caches_bound() -> None:
+    total = sum(check.max_bytes for check in CACHED_CHECKS) / MiB
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert len(CACHED_CHECKS) == sum(
+        isinstance(value, ShortKeyCache)
+        for module in (names, quantity, cron)
+        for value in vars(module).values()
+    )
+    assert f"at most {total:g} MiB together" in readme
