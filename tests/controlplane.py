@@ -166,8 +166,19 @@ class Process:
                 self.popen.wait(grace)
 
 
+OUTLIVE_CALLER = False
+"""Whether spawned processes outlive the process that spawned them: only `make cluster`'s (its
+command returns, the cluster stays up). Otherwise each dies with its spawner (setpriv's
+--pdeathsig), so a test run killed outright (a timeout's SIGKILL, which runs no fixture's
+teardown) leaves no control plane or jobguard behind."""
+
+
 def spawn(name: str, argv: list[str], logs: Path, env: dict[str, str] | None = None) -> Process:
     log = logs / f"{name}.log"
+    setpriv = shutil.which("setpriv")  # util-linux, on every Debian
+    if not OUTLIVE_CALLER and setpriv is not None:
+        # The signal comes when the spawning thread ends: spawn from the main thread only.
+        argv = [setpriv, "--pdeathsig", "KILL", *argv]
     with log.open("ab") as out:
         popen = subprocess.Popen(
             argv,
@@ -590,6 +601,8 @@ def unregister(api: httpx.Client, objects: list[dict[str, Any]]) -> None:
 
 
 def _up(directory: Path, config_file: Path) -> int:
+    global OUTLIVE_CALLER
+    OUTLIVE_CALLER = True  # the cluster stays up after this command returns
     state_file = directory / "state.json"
     if state_file.exists():
         print(f"a cluster is already up in {directory} (make cluster-down first)", file=sys.stderr)

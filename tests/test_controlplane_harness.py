@@ -4,7 +4,11 @@ start fails with one line naming what and where its logs are, and leaves no proc
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,3 +90,39 @@ def test_a_port_taken_meanwhile_costs_one_more_try(tmp_path: Path) -> None:
         plane.start(timeout=1)
     assert marker.exists()  # the second try got past the bind and waited for /health
     assert "sleep 617 " not in commands()
+
+
+def test_a_spawned_process_dies_with_a_test_run_killed_outright(tmp_path: Path) -> None:
+    """A run ended by SIGKILL (no teardown runs) takes what it spawned with it."""
+    spawner = (
+        "import sys; from pathlib import Path; from tests.controlplane import spawn; "
+        "p = spawn('sleeper', ['sleep', '60'], Path(sys.argv[1])); "
+        "print(p.popen.pid, flush=True); sys.stdin.read()"
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-c", spawner, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert run.stdout is not None
+    sleeper = int(run.stdout.readline())
+    assert Path(f"/proc/{sleeper}").exists()
+    run.kill()
+    run.wait(10)
+    for _ in range(100):
+        # Gone, or a zombie until init reaps it.
+        if not Path(f"/proc/{sleeper}").exists() or "Z" in _state(sleeper):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(sleeper, signal.SIGKILL)
+        pytest.fail("the spawned process outlived the killed run")
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
