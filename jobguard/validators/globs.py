@@ -152,10 +152,6 @@ def glob_match(name: str, pattern: str) -> bool:
     return _compiled(pattern).fullmatch(name) is not None
 
 
-def any_match(name: str, patterns: tuple[str, ...] | list[str]) -> bool:
-    return any(glob_match(name, p) for p in patterns)
-
-
 def _accepts(token: _Token, char: str) -> bool:
     """A one-character token (`?`, a literal, a set) accepts `char`."""
     if token.kind == "set":

@@ -237,15 +237,11 @@ def _namespaces_meet(first: _Namespaces, second: _Namespaces) -> bool:
     )
 
 
-def policies_overlap(first: SuspendPolicy, second: SuspendPolicy) -> bool:
-    """Some Job can match both policies: their namespaces intersect and no label key's
-    requirements contradict each other."""
-    return _overlap(first, second, _namespaces(first), _namespaces(second))
-
-
 def _overlap(
     first: SuspendPolicy, second: SuspendPolicy, first_ns: _Namespaces, second_ns: _Namespaces
 ) -> bool:
+    """Some Job can match both policies: their namespaces (`first_ns`, `second_ns`) intersect
+    and no label key's requirements contradict each other."""
     if not _namespaces_meet(first_ns, second_ns):
         return False
     domains = _label_domains(first.label_selector)
