@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -9,12 +11,14 @@ from hypothesis import strategies as st
 
 from jobguard.app.cli.manifests import (
     _JSON_FLOAT,
+    MAX_DEPTH,
     K8sLoader,
     _BlockLines,
     _documents,
     _has_json_float,
     _load,
     _load_slow,
+    _needs_shape_scan,
     locate,
     parse,
     path_tokens,
@@ -378,3 +382,25 @@ def test_block_reader_steps_aside_for_what_it_does_not_follow() -> None:
     assert _BlockLines(anchored).locate(["z", "y"]) is None
     (manifest,) = parse(anchored, "f.yaml")
     assert manifest.locate("z.y") == (2, 3)  # through the merge key, in the anchored mapping
+
+
+# The deep-indentation test of `_needs_shape_scan` as a regex: a line that starts with
+# MAX_DEPTH // 2 - 8 indentation characters or more. The scan finds the same lines without it.
+_DEEP_INDENT_REFERENCE = re.compile(rf"^[ \t?:-]{{{MAX_DEPTH // 2 - 8},}}", re.MULTILINE)
+_RUN_CHARACTERS = st.sampled_from([" ", "\t", "?", ":", "-", "x", "é", "\r"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.booleans(), _RUN_CHARACTERS, st.integers(0, MAX_DEPTH // 2 + 4)), max_size=6
+    )
+)
+def test_deep_indentation_is_found_where_the_line_pattern_finds_it(
+    runs: list[tuple[bool, str, int]],
+) -> None:
+    # Runs of one character, each maybe after a line break: long indentations, some broken by
+    # a character that is not indentation, some not at a line's start.
+    text = "".join(("\n" if line else "") + character * length for line, character, length in runs)
+    expected = _DEEP_INDENT_REFERENCE.search(text) is not None
+    assert _needs_shape_scan(text) is expected

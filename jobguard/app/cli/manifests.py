@@ -156,7 +156,11 @@ MAX_DEPTH = 200
 _ANCHOR = re.compile(r"(?:^|[ \t\[{,:-])&[^ \t\n,\[\]{}]", re.MULTILINE)
 _ALIAS = re.compile(r"(?:^|[ \t\[{,:-])\*[^ \t\n,\[\]{}]", re.MULTILINE)
 _FLOW_LEVELS = MAX_DEPTH // 2
-_DEEP_INDENT = re.compile(rf"^[ \t?:-]{{{MAX_DEPTH // 2 - 8},}}", re.MULTILINE)
+# A line that starts with this many indentation characters (spaces, tabs, `?`, `:`, `-`), found
+# as a run of spaces after a line break once each of them is a space: a substring search in C,
+# where a MULTILINE regex tries every position of the text (a fifth of the cost of the search).
+_DEEP_INDENT = b"\n" + b" " * (MAX_DEPTH // 2 - 8)
+_INDENT_AS_SPACE = bytes.maketrans(b"\t?:-", b"    ")
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -504,7 +508,8 @@ def _needs_shape_scan(chunk: str) -> bool:
         return True
     if chunk.count("[") + chunk.count("{") > _FLOW_LEVELS:
         return True
-    return _DEEP_INDENT.search(chunk) is not None
+    lines = b"\n" + chunk.encode("utf-8", "surrogatepass")
+    return _DEEP_INDENT in lines.translate(_INDENT_AS_SPACE)
 
 
 def _shape_error(chunk: str, file: str, first_line: int) -> ManifestError | bool:
