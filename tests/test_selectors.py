@@ -4,7 +4,11 @@ subset (the Job's selector, TM-005/TM-007, and policy selectors in the configura
 from __future__ import annotations
 
 from jobguard.validators.errors import ErrorType
-from jobguard.validators.selectors import validate_label_selector, validate_selector
+from jobguard.validators.selectors import (
+    LabelSelectorOptions,
+    validate_label_selector,
+    validate_selector,
+)
 
 SELECTOR = {
     "matchLabels": {"app": "ok", "bad key!": "v"},
@@ -23,7 +27,7 @@ def found(errors: list) -> list[tuple[str, ErrorType]]:
 
 
 def test_the_full_validation() -> None:
-    assert found(validate_label_selector("R", SELECTOR, "s", "1.37")) == [
+    assert found(validate_label_selector("R", SELECTOR, LabelSelectorOptions("1.37"), "s")) == [
         ("s.matchLabels", ErrorType.INVALID),  # "bad key!"
         ("s.matchExpressions[0].values", ErrorType.REQUIRED),
         ("s.matchExpressions[1].values", ErrorType.FORBIDDEN),
@@ -43,7 +47,9 @@ def test_the_structural_subset() -> None:
         ("s.matchExpressions[3].key", ErrorType.INVALID),
     ]
     assert errors[-1].detail == "name part must be non-empty"
-    assert set(errors) <= set(validate_label_selector("R", SELECTOR, "s", "1.37"))
+    assert set(errors) <= set(
+        validate_label_selector("R", SELECTOR, LabelSelectorOptions("1.37"), "s")
+    )
 
 
 def test_a_valid_selector_has_no_errors() -> None:
@@ -51,5 +57,5 @@ def test_a_valid_selector_has_no_errors() -> None:
         "matchLabels": {"app": "x"},
         "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}],
     }
-    assert validate_label_selector("R", valid, "s", "1.37") == []
+    assert validate_label_selector("R", valid, LabelSelectorOptions("1.37"), "s") == []
     assert validate_selector("R", valid, "s") == []

@@ -6,6 +6,7 @@ Upstream: `k8s.io/apimachinery/pkg/apis/meta/v1/validation` and `pkg/labels`, k8
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jobguard.validators.errors import ErrorType, FieldError, invalid, required
@@ -46,17 +47,25 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class LabelSelectorOptions:
+    """metav1.LabelSelectorValidationOptions, and the release whose words the errors use
+    (names.label_wording)."""
+
+    version: str
+    allow_invalid_label_value_in_selector: bool = False
+
+
 def validate_label_selector(
-    rule: str, selector: Any, path: str, version: str, *, allow_invalid_label_value: bool = False
+    rule: str, selector: Any, opts: LabelSelectorOptions, path: str
 ) -> list[FieldError]:
     """metav1 ValidateLabelSelector: matchLabels keys and values, each requirement's operator,
     values (required for In/NotIn, forbidden for Exists/DoesNotExist), key and value syntax
-    (the requirements' values not with `allow_invalid_label_value`, upstream's
-    AllowInvalidLabelValueInSelector). A selector that is not an object is the decoder's to
-    judge. Worded as release `version` words them (names.label_wording)."""
+    (the requirements' values not with AllowInvalidLabelValueInSelector). A selector that is
+    not an object is the decoder's to judge."""
     if not isinstance(selector, Mapping):
         return []
-    words = label_wording(version)
+    words = label_wording(opts.version)
     errors: list[FieldError] = []
     match_labels = selector.get("matchLabels")
     for key, value in (match_labels if isinstance(match_labels, Mapping) else {}).items():
@@ -97,7 +106,9 @@ def validate_label_selector(
         key = "" if key is None else key
         if isinstance(key, str):
             errors += _each(rule, f"{at}.key", key, words.key(key))
-        for value_index, value in enumerate(() if allow_invalid_label_value else values):
+        for value_index, value in enumerate(
+            () if opts.allow_invalid_label_value_in_selector else values
+        ):
             if isinstance(value, str):
                 errors += _each(rule, f"{at}.values[{value_index}]", value, words.value(value))
     return errors
@@ -108,7 +119,9 @@ def validate_selector(rule: str, selector: Mapping[str, Any], path: str) -> list
     values, and an empty key (`validate_label_selector`'s, without the syntax of keys and
     values: their words are the same in every release)."""
     errors: list[FieldError] = []
-    for error in validate_label_selector(rule, selector, path, NEWEST_VERSION):
+    for error in validate_label_selector(
+        rule, selector, LabelSelectorOptions(NEWEST_VERSION), path
+    ):
         if error.path.endswith((".operator", ".values")) or (
             error.path.endswith(".key")
             and error.value == ""

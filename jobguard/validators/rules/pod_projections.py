@@ -45,7 +45,7 @@ from jobguard.validators.rules.pod_common import (
     opt_int,
     text,
 )
-from jobguard.validators.selectors import validate_label_selector
+from jobguard.validators.selectors import LabelSelectorOptions, validate_label_selector
 
 RULE = "POD-015"
 MAX_MAX_EXPIRATION_SECONDS = 91 * 24 * 60 * 60
@@ -226,7 +226,10 @@ def validate_cluster_trust_bundle_projection(
             errors.append(required(RULE, f"{proj_path}.signerName", detail))
         errors += validate_signer_name(f"{proj_path}.signerName", signer_name)
         errors += validate_label_selector(
-            RULE, source.get("labelSelector"), f"{proj_path}.labelSelector", version
+            RULE,
+            source.get("labelSelector"),
+            LabelSelectorOptions(version),
+            f"{proj_path}.labelSelector",
         )
     else:
         errors.append(required(RULE, proj_path, "either name or signerName must be specified"))

@@ -36,7 +36,7 @@ from jobguard.validators.rules.pod_common import (
     text,
     validate_labels,
 )
-from jobguard.validators.selectors import validate_label_selector
+from jobguard.validators.selectors import LabelSelectorOptions, validate_label_selector
 
 _WEIGHT = "must be in the range 1-100"
 
@@ -166,21 +166,13 @@ def validate_pod_affinity_term(
     """validatePodAffinityTerm."""
     rule = "POD-020"
     # ValidatePodAffinityTermSelector
-    allow = options.allow_invalid_label_value_in_selector
     version = options.version
+    selector_opts = LabelSelectorOptions(version, options.allow_invalid_label_value_in_selector)
     errors = validate_label_selector(
-        rule,
-        term.get("labelSelector"),
-        f"{path}.labelSelector",
-        version,
-        allow_invalid_label_value=allow,
+        rule, term.get("labelSelector"), selector_opts, f"{path}.labelSelector"
     )
     errors += validate_label_selector(
-        rule,
-        term.get("namespaceSelector"),
-        f"{path}.namespaceSelector",
-        version,
-        allow_invalid_label_value=allow,
+        rule, term.get("namespaceSelector"), selector_opts, f"{path}.namespaceSelector"
     )
     for namespace in as_list(term.get("namespaces")):
         if isinstance(namespace, str):
@@ -454,7 +446,10 @@ def validate_topology_spread_constraints(
         errors += _spread_match_label_keys(constraint, at, options)
         if not options.allow_invalid_topology_spread_constraint_label_selector:
             errors += validate_label_selector(
-                rule, constraint.get("labelSelector"), f"{at}.labelSelector", options.version
+                rule,
+                constraint.get("labelSelector"),
+                LabelSelectorOptions(options.version),
+                f"{at}.labelSelector",
             )
     return errors
 

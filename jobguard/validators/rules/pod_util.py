@@ -31,7 +31,7 @@ from jobguard.validators.rules.pod_scheduling import (
     validate_match_label_keys_in_topology_spread,
 )
 from jobguard.validators.rules.pod_security import validate_host_sysctl
-from jobguard.validators.selectors import validate_label_selector
+from jobguard.validators.selectors import LabelSelectorOptions, validate_label_selector
 from jobguard.validators.versions import Release
 
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -202,7 +202,7 @@ def _affinity_terms(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def has_invalid_label_value_in_affinity_selector(spec: dict[str, Any], version: str) -> bool:
     """Any pod (anti-)affinity term's selectors fail ValidatePodAffinityTermSelector."""
     return any(
-        validate_label_selector("", term.get(kind), "", version)
+        validate_label_selector("", term.get(kind), LabelSelectorOptions(version), "")
         for term in _affinity_terms(spec)
         for kind in ("labelSelector", "namespaceSelector")
     )
@@ -227,7 +227,9 @@ def has_invalid_topology_spread_constraint_label_selector(
     spec: dict[str, Any], version: str
 ) -> bool:
     return any(
-        validate_label_selector("", as_dict(constraint).get("labelSelector"), "", version)
+        validate_label_selector(
+            "", as_dict(constraint).get("labelSelector"), LabelSelectorOptions(version), ""
+        )
         for constraint in as_list(spec.get("topologySpreadConstraints"))
     )
 

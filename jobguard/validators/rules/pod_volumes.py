@@ -50,7 +50,7 @@ from jobguard.validators.rules.pod_projections import (
     validate_local_non_reserved_path,
 )
 from jobguard.validators.rules.pod_volume_sources import LEGACY_SOURCES, validate_iscsi_volume_name
-from jobguard.validators.selectors import validate_label_selector
+from jobguard.validators.selectors import LabelSelectorOptions, validate_label_selector
 
 # validateVolumeSource's order, and the child names each source is reported under: its own
 # errors, and "may not specify more than 1 volume type" when another source comes first
@@ -333,7 +333,7 @@ def validate_persistent_volume_claim_template(
         detail = "at least 1 access mode is required"
         errors.append(required("POD-015", f"{at}.accessModes", detail))
     errors += validate_label_selector(
-        "POD-015", spec.get("selector"), f"{at}.selector", options.version
+        "POD-015", spec.get("selector"), LabelSelectorOptions(options.version), f"{at}.selector"
     )
     once_pod = other = False
     for mode in modes:

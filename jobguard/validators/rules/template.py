@@ -23,6 +23,7 @@ from jobguard.validators.prepare import (
     LEGACY_JOB_NAME_LABEL,
 )
 from jobguard.validators.selectors import (
+    LabelSelectorOptions,
     label_selector_has_invalid_label_value,
     selector_matches,
     validate_label_selector,
@@ -82,9 +83,8 @@ def validate_job_spec_selector(
         errors += validate_label_selector(
             "TM-007",
             selector,
+            LabelSelectorOptions(version, allow_invalid_label_value),
             f"{path}.selector",
-            version,
-            allow_invalid_label_value=allow_invalid_label_value,
         )
         # LabelSelectorAsSelector fails on any of these (an invalid value too): no match.
         if errors or (
