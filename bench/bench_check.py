@@ -22,7 +22,7 @@ checkout run with PYTHONDONTWRITEBYTECODE set would otherwise compile every modu
 every run (about 0.13 s of each command).
 
 Run: `.venv/bin/python -m bench.bench_check [--documents N] [--rounds R] [--scenario S]
-[--against DIR]`.
+[--against DIR] [--in-process-only]`.
 """
 
 from __future__ import annotations
@@ -109,7 +109,10 @@ def timed_with_cpu(command: list[str], tree: Path | None = None) -> tuple[float,
 # find them kept, which a run never does).
 IN_PROCESS = """
 import sys, time
-from jobguard.app.cli.check import CheckOptions, check
+try:
+    from jobguard.app.cli.check import CheckOptions, check
+except ImportError:  # a tree from before the app's modules were grouped by role
+    from jobguard.app.check import CheckOptions, check
 from jobguard.validators import Settings
 
 warm_up, paths = sys.argv[1], sys.argv[2:]
@@ -139,11 +142,12 @@ def compile_tree(tree: Path | None) -> None:
     compileall.compile_dir(tree / "jobguard", quiet=1)
 
 
-def compiled_trees(against: Path | None) -> dict[str, Path | None]:
-    """This tree (None) and, with `--against DIR`, DIR's, by name, their bytecode compiled."""
+def compiled_trees(against: Path | list[Path] | None) -> dict[str, Path | None]:
+    """This tree (None) and, with `--against DIR` (repeatable), each DIR's, by name, their
+    bytecode compiled."""
     trees: dict[str, Path | None] = {"this tree": None}
-    if against is not None:
-        trees[f"against {against}"] = against.resolve()
+    for other in [against] if isinstance(against, Path) else against or []:
+        trees[f"against {other}"] = other.resolve()
     for where in trees.values():
         compile_tree(where)
     return trees
@@ -175,7 +179,16 @@ def main() -> None:
     parser.add_argument("--scenario", choices=["realistic", "generated"], default="realistic")
     parser.add_argument("--baseline", action="store_true", help="also time kubernetes-validate")
     parser.add_argument(
-        "--against", type=Path, help="a directory holding another tree's jobguard package"
+        "--against",
+        type=Path,
+        action="append",
+        help="a directory holding another tree's jobguard package (repeatable)",
+    )
+    parser.add_argument(
+        "--in-process-only",
+        action="store_true",
+        help="only the in-process figures (a tree from before `jobguard.app.cli` has no"
+        " console script this checkout can run)",
     )
     args = parser.parse_args()
     bindir = Path(sys.executable).parent
@@ -212,14 +225,14 @@ def main() -> None:
             (label, tree): [] for label in commands for tree in trees
         }
         cpu_seconds: dict[tuple[str, str], list[float]] = {key: [] for key in seconds}
-        for _ in range(args.rounds):
+        for _ in range(0 if args.in_process_only else args.rounds):
             for label, command in commands.items():
                 for tree, where in trees.items():
                     wall, cpu = timed_with_cpu(command, where)
                     seconds[label, tree].append(wall)
                     cpu_seconds[label, tree].append(cpu)
         print(f"load average after:  {os.getloadavg()[0]:.2f}")
-        for tree, where in trees.items():
+        for tree, where in () if args.in_process_only else trees.items():
             print(f"{tree}:")
             print(
                 f"  {'':32} {'median s':>9} {'docs/s':>8}   {'spread (min-max s)':20}"
