@@ -1404,19 +1404,24 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-002",
         "pod",
-        "container names are DNS labels, unique across containers and initContainers",
-        source=f"{_CORE}: validateContainerCommon, validateContainers, validateInitContainers",
+        "container names are DNS labels, unique across every kind of container",
+        source=f"{_CORE}: validateContainerCommon, validateContainers, validateInitContainers,"
+        " validateEphemeralContainers",
         checked_in=_in(
-            "pod", "validate_container_common", "validate_containers", "validate_init_containers"
+            "pod",
+            "validate_container_common",
+            "validate_containers",
+            "validate_init_containers",
+            "validate_ephemeral_containers",
         ),
         at_rest=_STORED_SPEC,
     ),
     _r(
         "POD-003",
         "pod",
-        "containers have an image",
-        source=f"{_CORE}: validateContainerCommon",
-        checked_in=_in("pod", "validate_container_common"),
+        "containers have an image (an ephemeral container's without surrounding whitespace)",
+        source=f"{_CORE}: validateContainerCommon, validateContainerOnlyForPod",
+        checked_in=_in("pod", "validate_container_common", "validate_ephemeral_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(
@@ -1611,14 +1616,17 @@ RULES: tuple[RuleInfo, ...] = (
     _r(
         "POD-017",
         "pod",
-        "terminationMessagePolicy, host ports under hostNetwork, no ephemeral containers in a template",
-        source=f"{_CORE}: validateContainerCommon, validatePodHostNetworkDeps, ValidatePodTemplateSpec",
+        "terminationMessagePolicy, host ports under hostNetwork, ephemeral containers' fields and"
+        " targets, no ephemeral containers in a template",
+        source=f"{_CORE}: validateContainerCommon, validatePodHostNetworkDeps,"
+        " validateEphemeralContainers, ValidatePodTemplateSpec",
         checked_in=_in(
             "pod_containers",
             "validate_termination_message_policy",
             "validate_pod_host_network_deps",
             "validate_no_ephemeral_containers_in_template",
-        ),
+        )
+        + _in("pod", "validate_ephemeral_containers"),
         at_rest=_STORED_SPEC,
     ),
     _r(

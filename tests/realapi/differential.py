@@ -44,6 +44,7 @@ DISAGREEMENTS = Path(__file__).with_name("disagreements.yaml")
 POD_TABLES = (
     "containers",
     "dns",
+    "ephemeral",
     "projections",
     "resources",
     "scheduling",

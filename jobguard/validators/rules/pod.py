@@ -18,6 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from jobguard.validators.cron import go_trim_space
 from jobguard.validators.errors import ErrorType, FieldError, forbidden, invalid, not_supported
 from jobguard.validators.errors import required as required_error
 from jobguard.validators.names import (
@@ -682,6 +683,79 @@ def validate_init_containers(
     return errors
 
 
+# EphemeralContainerCommon's fields in their order (pkg/apis/core/types.go, v1.37.2): those
+# allowedEphemeralContainerFields does not allow "cannot be set for an Ephemeral Container".
+_NOT_FOR_EPHEMERAL = (
+    "ports",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+)
+NOT_FOR_EPHEMERAL = "cannot be set for an Ephemeral Container"
+
+
+def _go_string(value: Any) -> str:
+    """A decoded string field: absent or null is Go's empty string."""
+    return value if isinstance(value, str) else ""
+
+
+def _set_in_go(field: str, value: Any) -> bool:
+    """Whether the decoded field differs from its Go zero value (validateFieldAllowList's
+    reflect.DeepEqual): a list or an object that is present is set, even empty, and so is every
+    pointer; a ResourceRequirements is set when one of its members is."""
+    if field == "resources":
+        members = ("limits", "requests", "claims")
+        return isinstance(value, dict) and any(value.get(k) is not None for k in members)
+    return value is not None
+
+
+def validate_ephemeral_containers(
+    ephemeral: list[Any], regular: list[Any], init: list[Any], pod: _Pod, path: str, create: bool
+) -> list[FieldError]:
+    """validateEphemeralContainers, which ValidatePodSpec runs on a template too (before
+    ValidatePodTemplateSpec refuses the list whole): each container's common checks and
+    validateContainerOnlyForPod, names unique across every kind, the target among the regular
+    and init containers, only the allowed fields set, no subPath or subPathExpr."""
+    errors: list[FieldError] = []
+    others = {_go_string(_dict(container).get("name")) for container in (*regular, *init)}
+    names = set(others)
+    for index, container in enumerate(ephemeral):
+        if not isinstance(container, dict):
+            continue
+        at = f"{path}[{index}]"
+        errors += validate_container_common(container, pod, at, create)
+        image = container.get("image")
+        if isinstance(image, str) and go_trim_space(image) != image:
+            detail = "must not have leading or trailing whitespace"
+            errors.append(invalid("POD-003", f"{at}.image", image, detail))
+        name = _go_string(container.get("name"))
+        if name in names:
+            errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
+        else:
+            names.add(name)
+        target = _go_string(container.get("targetContainerName"))
+        if target and target not in others:
+            errors.append(
+                FieldError(
+                    "POD-017", f"{at}.targetContainerName", ErrorType.NOT_FOUND, value=target
+                )
+            )
+        for field in _NOT_FOR_EPHEMERAL:
+            if _set_in_go(field, container.get(field)):
+                errors.append(forbidden("POD-017", f"{at}.{field}", NOT_FOR_EPHEMERAL))
+        for mount_index, mount in enumerate(_list(container.get("volumeMounts"))):
+            for key in ("subPath", "subPathExpr"):
+                if _go_string(_dict(mount).get(key)):
+                    mount_at = f"{at}.volumeMounts[{mount_index}].{key}"
+                    errors.append(forbidden("POD-017", mount_at, NOT_FOR_EPHEMERAL))
+    return errors
+
+
 def validate_volumes(
     volumes: list[Any], path: str, options: PodOptions
 ) -> tuple[dict[str, str], list[FieldError]]:
@@ -793,8 +867,7 @@ def validate_pod_spec(
     nothing either (each guard checked against v1.37.2; fields the API server defaults are
     judged as defaulted, an empty or null one too). Not ported, as the API server never
     sees them in a Job's template: terminationGracePeriodSeconds required (defaulted to 30),
-    validateEphemeralContainers (the template's ephemeral containers are refused whole by
-    ValidatePodTemplateSpec), validateImagePullSecrets (a reference holds only a name after
+    validateImagePullSecrets (a reference holds only a name after
     decoding), deprecatedServiceAccount (defaulting keeps it equal to serviceAccountName),
     schedulingGroup (alpha: dropped while its gate is off).
     """
@@ -821,6 +894,15 @@ def validate_pod_spec(
     errors += validate_containers(containers, pod, f"{path}.containers", create)
     init = _list(spec.get("initContainers"))
     errors += validate_init_containers(init, containers, pod, f"{path}.initContainers", create)
+    if spec.get("ephemeralContainers"):
+        errors += validate_ephemeral_containers(
+            _list(spec["ephemeralContainers"]),
+            containers,
+            init,
+            pod,
+            f"{path}.ephemeralContainers",
+            create,
+        )
     if opts.pod_level_resources and "resources" in spec:
         errors += validate_pod_resources(spec, path, opts)
     if spec.get("hostNetwork") is True:
