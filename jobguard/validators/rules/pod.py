@@ -867,9 +867,9 @@ def validate_pod_spec(
     nothing either (each guard checked against v1.37.2; fields the API server defaults are
     judged as defaulted, an empty or null one too). Not ported, as the API server never
     sees them in a Job's template: terminationGracePeriodSeconds required (defaulted to 30),
-    validateImagePullSecrets (a reference holds only a name after
-    decoding), deprecatedServiceAccount (defaulting keeps it equal to serviceAccountName),
-    schedulingGroup (alpha: dropped while its gate is off).
+    validateImagePullSecrets (a reference holds only a name after decoding),
+    deprecatedServiceAccount (defaulting keeps it equal to serviceAccountName), schedulingGroup
+    (alpha: dropped while its gate is off).
     """
     errors: list[FieldError] = []
     grace = spec.get("terminationGracePeriodSeconds")
