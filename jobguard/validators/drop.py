@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
+from jobguard.validators.rules.pod_common import CONTAINER_KINDS, containers, member
 from jobguard.validators.versions import Release
 
-_CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _HANDLERS = ("postStart", "preStop")
 _VOLUME_GATES = frozenset(
@@ -51,35 +51,19 @@ def _dicts(value: Any) -> Iterator[dict[str, Any]]:
                 yield item
 
 
-def _containers(
-    spec: dict[str, Any], kinds: tuple[str, ...] = _CONTAINER_KINDS
-) -> Iterator[dict[str, Any]]:
-    """VisitContainers(AllContainers): init containers, containers, ephemeral containers."""
-    for kind in kinds:
-        yield from _dicts(spec.get(kind))
-
-
-def _member(value: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
-
-
 def _projected_sources(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for volume in _dicts(spec.get("volumes")):
-        yield from _dicts(_member(volume, "projected", "sources"))
+        yield from _dicts(member(volume, "projected", "sources"))
 
 
 def _http_gets(container: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The httpGet actions of the probes and the lifecycle handlers."""
     for probe in _PROBES:
-        action = _member(container, probe, "httpGet")
+        action = member(container, probe, "httpGet")
         if isinstance(action, dict):
             yield action
     for handler in _HANDLERS:
-        action = _member(container, "lifecycle", handler, "httpGet")
+        action = member(container, "lifecycle", handler, "httpGet")
         if isinstance(action, dict):
             yield action
 
@@ -118,7 +102,7 @@ def _container_features(
         if lifecycle.get("stopSignal") is not None:
             found.add("ContainerStopSignals")
         for handler in _HANDLERS:
-            action = _member(lifecycle, handler, "httpGet")
+            action = member(lifecycle, handler, "httpGet")
             if isinstance(action, dict) and action.get("protocol") is not None:
                 found.add("H2CContainerProbe")
     for name in _PROBES:
@@ -150,7 +134,7 @@ def _source_of(holder: dict[str, Any], kinds: tuple[str, ...]) -> tuple[str, Any
 def _items_users(source: Any, drop: bool) -> bool:
     """Whether an item of `source` sets `user` (removed with `drop`)."""
     found = False
-    for item in _dicts(_member(source, "items")):
+    for item in _dicts(member(source, "items")):
         if item.get("user") is not None:
             found = True
             if drop:
@@ -188,8 +172,8 @@ def _features(spec: dict[str, Any], stored: bool, gates: frozenset[str]) -> set[
     resources = spec.get("resources")
     if (
         (resources is not None and not stored)
-        or _member(resources, "requests")
-        or _member(resources, "limits")
+        or member(resources, "requests")
+        or member(resources, "limits")
     ):
         found.add("PodLevelResources")
     if spec.get("resourceClaims") if stored else spec.get("resourceClaims") is not None:
@@ -204,16 +188,16 @@ def _features(spec: dict[str, Any], stored: bool, gates: frozenset[str]) -> set[
     for volume in _dicts(volumes):
         if volume.get("image") is not None:
             found.add("ImageVolume")
-        if _member(volume, "emptyDir", "mode") is not None:
+        if member(volume, "emptyDir", "mode") is not None:
             found.add("EmptyDirVolumeMode")
-        for source in _dicts(_member(volume, "projected", "sources")):
+        for source in _dicts(member(volume, "projected", "sources")):
             if source.get("clusterTrustBundle") is not None:
                 found.add("ClusterTrustBundleProjection")
             if source.get("podCertificate") is not None:
                 found.add("PodCertificateRequest")
         if "AtomicWriteVolumeUserFields" in gates and _user_fields(volume, drop=False):
             found.add("AtomicWriteVolumeUserFields")
-    for kind in _CONTAINER_KINDS:
+    for kind in CONTAINER_KINDS:
         for container in _dicts(spec.get(kind)):
             _container_features(container, kind, found, stored, gates)
     return found
@@ -227,7 +211,7 @@ def _drop_pod_level_resources(spec: dict[str, Any]) -> None:
 
 
 def _drop_dra(spec: dict[str, Any]) -> None:
-    for container in _containers(spec):
+    for container in containers(spec):
         resources = container.get("resources")
         if isinstance(resources, dict):
             resources.pop("claims", None)
@@ -258,7 +242,7 @@ def _drop_image_volumes(spec: dict[str, Any]) -> None:
     spec["volumes"] = [
         v for v in volumes if not (isinstance(v, dict) and v.get("image") is not None)
     ]
-    for container in _containers(spec):
+    for container in containers(spec):
         mounts = container.get("volumeMounts")
         if isinstance(mounts, list):
             container["volumeMounts"] = [
@@ -271,7 +255,7 @@ def _drop_hostname_override(spec: dict[str, Any]) -> None:
 
 
 def _drop_file_key_ref(spec: dict[str, Any]) -> None:
-    for container in _containers(spec):
+    for container in containers(spec):
         for env in _dicts(container.get("env")):
             value_from = env.get("valueFrom")
             if isinstance(value_from, dict):
@@ -285,13 +269,13 @@ def _drop_container_restart_rules(spec: dict[str, Any]) -> None:
         if policy is not None and policy != "Always":
             container.pop("restartPolicy")
         container.pop("restartPolicyRules", None)
-    for container in _containers(spec, ("containers", "ephemeralContainers")):
+    for container in containers(spec, ("containers", "ephemeralContainers")):
         container.pop("restartPolicy", None)
         container.pop("restartPolicyRules", None)
 
 
 def _drop_stop_signals(spec: dict[str, Any]) -> None:
-    for container in _containers(spec):
+    for container in containers(spec):
         lifecycle = container.get("lifecycle")
         if isinstance(lifecycle, dict) and lifecycle.get("stopSignal") is not None:
             del lifecycle["stopSignal"]
@@ -300,21 +284,21 @@ def _drop_stop_signals(spec: dict[str, Any]) -> None:
 
 
 def _drop_http_probe_protocol(spec: dict[str, Any]) -> None:
-    for container in _containers(spec):
+    for container in containers(spec):
         for action in _http_gets(container):
             action.pop("protocol", None)
 
 
 def _drop_grpc_mode(spec: dict[str, Any]) -> None:
-    for container in _containers(spec):
+    for container in containers(spec):
         for probe in _PROBES:
-            grpc = _member(container, probe, "grpc")
+            grpc = member(container, probe, "grpc")
             if isinstance(grpc, dict):
                 grpc.pop("mode", None)
 
 
 def _drop_bind_mount_options(spec: dict[str, Any]) -> None:
-    for container in _containers(spec):
+    for container in containers(spec):
         for mount in _dicts(container.get("volumeMounts")):
             mount.pop("bindMountOptions", None)
 
@@ -367,14 +351,14 @@ def drop_disabled_template_fields(template: Any, old_template: Any, version: str
     """DropDisabledTemplateFields: `template` without the fields of the gates off in `version`
     that the stored template (`old_template`, None on CREATE) does not use. The same object
     when nothing is dropped, else a copy (the request is left alone)."""
-    spec = _member(template, "spec")
+    spec = member(template, "spec")
     if not isinstance(spec, dict):
         return template
     dropped_gates = _dropped_gates(version)
     gates = dropped_gates & _features(spec, False, dropped_gates)
     if not gates:
         return template
-    old_spec = _member(old_template, "spec")
+    old_spec = member(old_template, "spec")
     if isinstance(old_spec, dict):
         gates -= _features(old_spec, True, dropped_gates)
     if not gates:

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from jobguard.validators.defaults import default_pod_template
 from jobguard.validators.model import PodTemplateSpec
+from jobguard.validators.rules.pod_common import member
 from jobguard.validators.semantic import semantic_equal
 
 
@@ -55,14 +56,6 @@ _DIRECTIVE_ATTRIBUTES = tuple(
 and its attribute: objects up to the affinity, which is kept as JSON."""
 
 
-def _get(raw: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(raw, dict):
-            return None
-        raw = raw.get(key)
-    return raw
-
-
 def _set_or_drop(target: dict[str, Any], key: str, value: Any) -> None:
     if value is None:
         target.pop(key, None)
@@ -79,16 +72,16 @@ def overlay_scheduling_directives(
     for directive in SCHEDULING_DIRECTIVES:
         section, key, *rest = directive.path
         if section not in sections:
-            sections[section] = dict(_get(old_template, section) or {})
+            sections[section] = dict(member(old_template, section) or {})
         target = sections[section]
         if not rest:
-            _set_or_drop(target, key, _get(new_template, section, key))
+            _set_or_drop(target, key, member(new_template, section, key))
             continue
         # One field of an object (nodeAffinity of the affinity): the object's other fields
         # must stay as they were.
         [child] = rest
         old_parent = target.get(key)
-        new_parent = _get(new_template, section, key)
+        new_parent = member(new_template, section, key)
         if isinstance(new_parent, dict):
             merged = dict(old_parent) if isinstance(old_parent, dict) else {}
             _set_or_drop(merged, child, new_parent.get(child))

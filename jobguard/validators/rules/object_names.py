@@ -30,6 +30,7 @@ from jobguard.validators.names import (
     name_is_dns_subdomain,
 )
 from jobguard.validators.prepare import name_from_generate_name
+from jobguard.validators.rules.pod_common import go_string
 from jobguard.validators.versions import Release
 
 # The CronJob controller names its Jobs `<cronjob>-<11 characters>`, within a 63-character
@@ -103,11 +104,6 @@ STANDARD_FINALIZERS = frozenset(
 _OWNER_REFERENCE_FIELDS = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
 
 
-def _string(value: Any) -> str:
-    """A string member as the typed object holds it (another type is the decoder's to name)."""
-    return value if isinstance(value, str) else ""
-
-
 def parse_group_version(api_version: str) -> tuple[str, str] | None:
     """schema.ParseGroupVersion: (group, version), None where Go returns an error."""
     if not api_version or api_version == "/":
@@ -131,8 +127,8 @@ def validate_owner_reference(ref: Mapping[str, Any], path: str, version: str) ->
     OwnerReferencesByIndex, OwnerReferenceShortMessages)."""
     errors: list[FieldError] = []
     release = Release.of(version)
-    api_version = _string(ref.get("apiVersion"))
-    kind, name, uid = (_string(ref.get(key)) for key in ("kind", "name", "uid"))
+    api_version = go_string(ref.get("apiVersion"))
+    kind, name, uid = (go_string(ref.get(key)) for key in ("kind", "name", "uid"))
     parsed = parse_group_version(api_version)
     group, version_part = parsed if parsed is not None else ("", "")
     if release.has("OwnerReferencesByIndex"):
@@ -173,7 +169,7 @@ def validate_owner_references(owner_references: Any, path: str, version: str) ->
             continue
         errors += validate_owner_reference(ref, f"{path}[{index}]" if by_index else path, version)
         if ref.get("controller") is True:
-            current = f"{_string(ref.get('kind'))}/{_string(ref.get('name'))}"
+            current = f"{go_string(ref.get('kind'))}/{go_string(ref.get('name'))}"
             if first_controller:
                 detail = (
                     'Only one reference can have Controller set to true. Found "true" in '

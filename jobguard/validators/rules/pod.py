@@ -39,6 +39,7 @@ from jobguard.validators.rules.pod_common import (
     CONTAINER_KINDS,
     PULL_POLICIES,
     PodOptions,
+    go_string,
     pod_options,
 )
 from jobguard.validators.rules.pod_containers import (
@@ -699,11 +700,6 @@ _NOT_FOR_EPHEMERAL = (
 NOT_FOR_EPHEMERAL = "cannot be set for an Ephemeral Container"
 
 
-def _go_string(value: Any) -> str:
-    """A decoded string field: absent or null is Go's empty string."""
-    return value if isinstance(value, str) else ""
-
-
 def _set_in_go(field: str, value: Any) -> bool:
     """Whether the decoded field differs from its Go zero value (validateFieldAllowList's
     reflect.DeepEqual): a list or an object that is present is set, even empty, and so is every
@@ -722,7 +718,7 @@ def validate_ephemeral_containers(
     validateContainerOnlyForPod, names unique across every kind, the target among the regular
     and init containers, only the allowed fields set, no subPath or subPathExpr."""
     errors: list[FieldError] = []
-    others = {_go_string(_dict(container).get("name")) for container in (*regular, *init)}
+    others = {go_string(_dict(container).get("name")) for container in (*regular, *init)}
     names = set(others)
     for index, container in enumerate(ephemeral):
         if not isinstance(container, dict):
@@ -733,12 +729,12 @@ def validate_ephemeral_containers(
         if isinstance(image, str) and go_trim_space(image) != image:
             detail = "must not have leading or trailing whitespace"
             errors.append(invalid("POD-003", f"{at}.image", image, detail))
-        name = _go_string(container.get("name"))
+        name = go_string(container.get("name"))
         if name in names:
             errors.append(FieldError("POD-002", f"{at}.name", ErrorType.DUPLICATE, value=name))
         else:
             names.add(name)
-        target = _go_string(container.get("targetContainerName"))
+        target = go_string(container.get("targetContainerName"))
         if target and target not in others:
             errors.append(
                 FieldError(
@@ -750,7 +746,7 @@ def validate_ephemeral_containers(
                 errors.append(forbidden("POD-017", f"{at}.{field}", NOT_FOR_EPHEMERAL))
         for mount_index, mount in enumerate(_list(container.get("volumeMounts"))):
             for key in ("subPath", "subPathExpr"):
-                if _go_string(_dict(mount).get(key)):
+                if go_string(_dict(mount).get(key)):
                     mount_at = f"{at}.volumeMounts[{mount_index}].{key}"
                     errors.append(forbidden("POD-017", mount_at, NOT_FOR_EPHEMERAL))
     return errors

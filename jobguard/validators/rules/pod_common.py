@@ -8,6 +8,7 @@ Upstream: `pkg/apis/core/validation/validation.go` (PodValidationOptions), kuber
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -119,12 +120,37 @@ def visit_containers_with_path(spec: dict[str, Any], path: str) -> list[tuple[di
     return out
 
 
+def containers(
+    spec: dict[str, Any], kinds: tuple[str, ...] = CONTAINER_KINDS
+) -> Iterator[dict[str, Any]]:
+    """VisitContainers: the containers (as JSON) of `kinds`, in that order (all by default)."""
+    for kind in kinds:
+        for container in as_list(spec.get(kind)):
+            if isinstance(container, dict):
+                yield container
+
+
+def member(value: Any, *keys: str) -> Any:
+    """The value at `keys` down nested objects; None where one is missing or not an object."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def go_string(value: Any) -> str:
+    """A string member as the typed object holds it: absent, null or another type (the
+    decoder's to name) is Go's empty string."""
+    return value if isinstance(value, str) else ""
 
 
 def text(value: Any) -> str | None:

@@ -18,10 +18,10 @@ from typing import Any
 from jobguard.validators.names import label_wording
 from jobguard.validators.quantity import QuantityError, quantity_of
 from jobguard.validators.rules.pod_common import (
-    CONTAINER_KINDS,
     PodOptions,
     as_dict,
     as_list,
+    containers,
     local_path_problems,
     pod_options,
     text,
@@ -140,15 +140,6 @@ def get_validation_options_from_pod_template(
 # --- the helpers, in util.go's terms --------------------------------------------------------------
 
 
-def _containers(
-    spec: dict[str, Any], kinds: tuple[str, ...] = CONTAINER_KINDS
-) -> Iterator[dict[str, Any]]:
-    for kind in kinds:
-        for container in as_list(spec.get(kind)):
-            if isinstance(container, dict):
-                yield container
-
-
 def _sysctl_names(spec: dict[str, Any]) -> Iterator[str]:
     for sysctl in as_list(as_dict(spec.get("securityContext")).get("sysctls")):
         name = as_dict(sysctl).get("name")
@@ -182,7 +173,7 @@ def _indivisible(entries: Any) -> bool:
 
 
 def uses_indivisible_huge_pages_values(spec: dict[str, Any]) -> bool:
-    for container in _containers(spec):
+    for container in containers(spec):
         resources = as_dict(container.get("resources"))
         if _indivisible(resources.get("limits")) or _indivisible(resources.get("requests")):
             return True
@@ -294,19 +285,19 @@ def env_file_key_ref_in_use(spec: dict[str, Any]) -> bool:
     """useAllowEnvFilesValidation's look at the old spec: any container's fileKeyRef."""
     return any(
         as_dict(as_dict(env).get("valueFrom")).get("fileKeyRef") is not None
-        for container in _containers(spec)
+        for container in containers(spec)
         for env in as_list(container.get("env"))
     )
 
 
 def container_restart_rules_in_use(spec: dict[str, Any]) -> bool:
-    for container in _containers(spec, ("initContainers",)):
+    for container in containers(spec, ("initContainers",)):
         policy = container.get("restartPolicy")
         if (policy is not None and policy != "Always") or as_list(
             container.get("restartPolicyRules")
         ):
             return True
-    return any(c.get("restartPolicy") is not None for c in _containers(spec, ("containers",)))
+    return any(c.get("restartPolicy") is not None for c in containers(spec, ("containers",)))
 
 
 def _restarts_all(container: dict[str, Any]) -> bool:
@@ -317,9 +308,9 @@ def _restarts_all(container: dict[str, Any]) -> bool:
 
 
 def restart_all_containers_action_in_use(spec: dict[str, Any]) -> bool:
-    if any(_restarts_all(c) for c in _containers(spec, ("containers",))):
+    if any(_restarts_all(c) for c in containers(spec, ("containers",))):
         return True
-    for container in _containers(spec, ("initContainers",)):
+    for container in containers(spec, ("initContainers",)):
         if _restarts_all(container):
             return True
         # The feature also allows sidecar containers to have rules.
@@ -333,11 +324,11 @@ def restart_all_containers_action_in_use(spec: dict[str, Any]) -> bool:
 def has_user_namespaces_with_volume_devices(spec: dict[str, Any]) -> bool:
     if spec.get("hostUsers") is not False:
         return False
-    return any(as_list(c.get("volumeDevices")) for c in _containers(spec))
+    return any(as_list(c.get("volumeDevices")) for c in containers(spec))
 
 
 def has_restart_container_for_non_sidecar_init_container(spec: dict[str, Any]) -> bool:
-    for container in _containers(spec, ("initContainers",)):
+    for container in containers(spec, ("initContainers",)):
         if container.get("restartPolicy") == "Always":
             continue
         if any(
@@ -359,7 +350,7 @@ def has_empty_image_volume_reference(spec: dict[str, Any]) -> bool:
 def use_allow_sys_admin_when_privilege_escalation_false(spec: dict[str, Any]) -> bool:
     """hasSysAdminAndPrivilegeEscalationFalse of any container (an unset
     allowPrivilegeEscalation counts as false)."""
-    for container in _containers(spec):
+    for container in containers(spec):
         context = container.get("securityContext")
         if not isinstance(context, dict) or context.get("allowPrivilegeEscalation") is True:
             continue
