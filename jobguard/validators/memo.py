@@ -12,7 +12,7 @@ entry can be.
 Every cache here belongs to a `Caches`, and each `Settings` makes its own: a configuration
 reload (new settings) drops the caches of the old configuration with it. The rule library's
 entry points (`pipeline.evaluate`, `pipeline.mutate`) make their settings' caches the active
-ones for the request (`active_caches`, a context variable: threads and tasks judging under
+ones for the request (`ACTIVE_CACHES`, a context variable: threads and tasks judging under
 other settings do not mix); a cached function called with no active caches computes without
 keeping anything.
 """
@@ -137,10 +137,6 @@ class Caches:
     def max_bytes(self) -> int:
         return sum(cache.max_bytes for cache in list(self.by_owner.values()))
 
-    def clear(self) -> None:
-        with self._lock:
-            self.by_owner.clear()
-
     def __len__(self) -> int:
         return len(self.by_owner)
 
@@ -152,25 +148,20 @@ class Caches:
         return f"Caches({len(self.by_owner)} made, at most {self.max_bytes} bytes)"
 
 
-_ACTIVE: ContextVar[Caches | None] = ContextVar("jobguard_caches", default=None)
-ACTIVE_CACHES = _ACTIVE
+ACTIVE_CACHES: ContextVar[Caches | None] = ContextVar("jobguard_caches", default=None)
 """The caches the cached functions use now: the rule library's entry points set and reset it
 directly (`caching` is the same as a context manager, for callers off the hot path)."""
-
-
-def active_caches() -> Caches | None:
-    return _ACTIVE.get()
 
 
 @contextlib.contextmanager
 def caching(caches: Caches | None) -> Iterator[None]:
     """Within this block the cached functions keep their results in `caches` (none: kept
     nowhere)."""
-    token = _ACTIVE.set(caches)
+    token = ACTIVE_CACHES.set(caches)
     try:
         yield
     finally:
-        _ACTIVE.reset(token)
+        ACTIVE_CACHES.reset(token)
 
 
 class OwnedMemo(Generic[K, V]):
@@ -192,7 +183,7 @@ class OwnedMemo(Generic[K, V]):
 
     def memo(self, caches: Caches | None = None) -> ByteBoundedMemo[K, V] | None:
         """The memo of `caches` (default: the active ones), None when there are none."""
-        caches = caches if caches is not None else _ACTIVE.get()
+        caches = caches if caches is not None else ACTIVE_CACHES.get()
         return None if caches is None else caches.get(self, self._make)
 
     def __call__(self, key: K) -> V:
@@ -246,7 +237,7 @@ class ShortKeyCache(Generic[K, V]):
 
     def __call__(self, key: K) -> V:
         if self._size(key) <= self._max_size:
-            caches = _ACTIVE.get()
+            caches = ACTIVE_CACHES.get()
             if caches is not None:
                 # The lookup inlined: this runs dozens of times a request.
                 try:
@@ -259,7 +250,7 @@ class ShortKeyCache(Generic[K, V]):
 
     def cache_info(self, caches: Caches | None = None) -> Any:
         """`functools.lru_cache`'s figures in `caches` (default: the active ones), or None."""
-        caches = caches if caches is not None else _ACTIVE.get()
+        caches = caches if caches is not None else ACTIVE_CACHES.get()
         cached = None if caches is None else caches.find(self)
         return None if cached is None else cached.cache_info()
 

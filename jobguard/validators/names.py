@@ -169,9 +169,7 @@ def _max_bytes_error(length: int) -> str:
     return f"must be no more than {length} bytes"
 
 
-def _label_key_problems(
-    value: str, too_long: Callable[[int], str], invalid_lead: str
-) -> tuple[str, ...]:
+def _key_problems(value: str, too_long: Callable[[int], str], invalid_lead: str) -> tuple[str, ...]:
     """IsQualifiedName (apimachinery <= v0.34) and content.IsLabelKey (v0.35+): the same checks,
     worded by `too_long` and `invalid_lead` (a key with more than one '/')."""
     problems: list[str] = []
@@ -207,14 +205,14 @@ def _label_key_problems(
 def qualified_name_problems(value: str) -> tuple[str, ...]:
     """IsQualifiedName (apimachinery <= v0.34, Kubernetes 1.33 and 1.34): an optional DNS
     subdomain prefix and '/', then a name of at most 63."""
-    return _label_key_problems(value, max_len_error, "a qualified name ")
+    return _key_problems(value, max_len_error, "a qualified name ")
 
 
 @short_key_cache(2 * MiB, 320)
 def label_key_problems(value: str) -> tuple[str, ...]:
     """content.IsLabelKey, what IsQualifiedName became in apimachinery v0.35 (Kubernetes 1.35):
     the same checks, lengths in bytes, a key with more than one '/' "a valid label key"."""
-    return _label_key_problems(value, _max_bytes_error, "a valid label key ")
+    return _key_problems(value, _max_bytes_error, "a valid label key ")
 
 
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")

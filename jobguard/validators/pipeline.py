@@ -65,7 +65,7 @@ from jobguard.validators.rules.object_names import (
     validate_object_meta_accessor,
 )
 from jobguard.validators.rules.pod import validate_pod_template_spec
-from jobguard.validators.rules.pod_common import PodOptions
+from jobguard.validators.rules.pod_common import PodOptions, member
 from jobguard.validators.rules.pod_util import get_validation_options_from_pod_template
 from jobguard.validators.rules.schema import SchemaOptions, check_schema
 from jobguard.validators.rules.status import validate_job_status, validate_job_status_update
@@ -210,25 +210,21 @@ def _dropped(
     """The object with its pod template (under `at` + "template") as the strategy's
     PrepareForCreate / PrepareForUpdate leaves it: DropDisabledTemplateFields against the
     stored template. The same object when nothing is dropped."""
-    parent: Any = raw
-    old_parent: Any = old_raw
+    parents: list[dict[str, Any]] = [raw]
     for key in at:
-        parent = parent.get(key) if isinstance(parent, dict) else None
-        old_parent = old_parent.get(key) if isinstance(old_parent, dict) else None
-    if not isinstance(parent, dict):
-        return raw
-    template = parent.get("template")
-    old_template = old_parent.get("template") if isinstance(old_parent, dict) else None
+        parent = parents[-1].get(key)
+        if not isinstance(parent, dict):
+            return raw
+        parents.append(parent)
+    template = parents[-1].get("template")
+    old_template = member(old_raw, *at, "template")
     kept = drop_disabled_template_fields(template, old_template, version)
     if kept is template:
         return raw
     # Rebuild the path down to the template: the request's own maps stay as they were.
-    rebuilt: dict[str, Any] = {**parent, "template": kept}
-    for depth in range(len(at) - 1, -1, -1):
-        above: Any = raw
-        for key in at[:depth]:
-            above = above[key]
-        rebuilt = {**above, at[depth]: rebuilt}
+    rebuilt: dict[str, Any] = {**parents[-1], "template": kept}
+    for key, above in zip(reversed(at), reversed(parents[:-1]), strict=True):
+        rebuilt = {**above, key: rebuilt}
     return rebuilt
 
 
@@ -248,10 +244,10 @@ def _job_spec_errors(
     ctx: JobContext, create: bool, opts: JobOptions, keep: bool = True
 ) -> list[FieldError]:
     """Upstream ValidateJobSpec: validateJobSpec (with ValidatePodTemplateSpec) plus the
-    selector checks: a function of the spec as sent and the request's options. Every update of
-    a Job sends its spec again, mostly unchanged, so results are kept, keyed by the spec's JSON
-    (in the order sent: the API server writes a Job's fields in one order, and sorting costs a
-    third more) and the options. Not kept unless `keep`: `jobguard check` judges each manifest
+    selector checks: a function of the spec (after the strategy's drop of disabled fields) and
+    the request's options. Every update of a Job sends its spec again, mostly unchanged, so
+    results are kept, keyed by the spec's JSON (in the order sent: the API server writes a Job's
+    fields in one order, and sorting costs a third more) and the options. Not kept unless `keep`: `jobguard check` judges each manifest
     once, and its generated labels hold a uid of its own, so a key would cost a JSON dump and an
     entry for nothing."""
 
@@ -335,11 +331,7 @@ class _RequesterMemo:
 def _requester_options(
     settings: Settings, namespace: str, requester: Requester
 ) -> _RequesterOptions:
-    caches = settings.caches
-    try:
-        memo: _RequesterMemo = caches.by_owner[_RequesterMemo]
-    except KeyError:
-        memo = caches.get(_RequesterMemo, _RequesterMemo)
+    memo: _RequesterMemo = settings.caches.get(_RequesterMemo, _RequesterMemo)
     entries = memo.entries
     key = (namespace, requester.username, requester.groups)
     found = entries.get(key)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobguard.validators.context import Requester
-from jobguard.validators.globs import glob_match, glob_regex, globs_intersect, is_glob
+from jobguard.validators.globs import glob_regex, globs_intersect, is_glob
 from jobguard.validators.selectors import selector_matches
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -231,8 +231,8 @@ def _namespaces_meet(first: _Namespaces, second: _Namespaces) -> bool:
     (names_a, globs_a), (names_b, globs_b) = first, second
     return (
         not names_a.isdisjoint(names_b)
-        or any(glob_match(n, g) for n in names_a for g in globs_b)
-        or any(glob_match(n, g) for n in names_b for g in globs_a)
+        or any(globs_intersect(n, g) for n in names_a for g in globs_b)
+        or any(globs_intersect(n, g) for n in names_b for g in globs_a)
         or any(globs_intersect(a, b) for a in globs_a for b in globs_b)
     )
 

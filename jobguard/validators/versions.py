@@ -41,8 +41,8 @@ GATES: dict[str, str | None] = {
     "PodCertificateRequest": "1.37",  # GA 1.37 (dropped before)
     "TaintTolerationComparisonOperators": None,  # alpha from 1.35: Lt/Gt refused
     "PodDeletionCost": "1.33",  # beta since 1.22: the annotation is validated
-    # Alpha in every supported release: their fields are dropped (drop.py), so a template
-    # comparison (TM-001) never sees them.
+    # Off by default in every supported release (where they exist): their fields are dropped
+    # (drop.py), so a template comparison (TM-001) never sees them.
     "ContainerStopSignals": None,  # a lifecycle's stopSignal
     "GenericWorkload": None,  # schedulingGroup
     "EvictionRequestAPI": None,  # evictionResponders
