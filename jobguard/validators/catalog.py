@@ -1589,7 +1589,7 @@ RULES: tuple[RuleInfo, ...] = (
         )
         + _in(
             "pod_projections",
-            "_too_long",
+            "validate_user_annotations",
             "validate_local_non_reserved_path",
             "validate_user_field",
             "validate_signer_name",

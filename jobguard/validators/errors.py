@@ -184,6 +184,11 @@ def non_negative(rule: str, path: str, value: int) -> FieldError:
     return FieldError(rule, path, ErrorType.INVALID, "must be greater than or equal to 0", value)
 
 
+def too_long(rule: str, path: str, limit: int) -> FieldError:
+    """upstream field.TooLong(path, "", limit): a value over `limit` bytes (the value not shown)."""
+    return FieldError(rule, path, ErrorType.TOO_LONG, f"may not be more than {limit} bytes")
+
+
 def too_many(rule: str, path: str, count: int, limit: int) -> FieldError:
     """upstream field.TooMany: a list of `count` items where at most `limit` are allowed."""
     return FieldError(rule, path, ErrorType.TOO_MANY, f"must have at most {limit} items", count)

@@ -55,7 +55,7 @@ def is_dns1123_subdomain(value: str) -> bool:
     )
 
 
-def _byte_length(value: str) -> int:
+def byte_length(value: str) -> int:
     """Go's len(): UTF-8 bytes (a lone surrogate, which Go decodes as U+FFFD, counts 3)."""
     return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
 
@@ -97,7 +97,7 @@ def _dns1123_subdomain_problems(value: str, too_long: Callable[[int], str]) -> l
     """IsDNS1123Subdomain, its length worded by `too_long` (util/validation's MaxLenError, or
     content's in a label key's prefix from apimachinery v0.35)."""
     problems: list[str] = []
-    if _byte_length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+    if byte_length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         problems.append(too_long(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
         problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
@@ -191,7 +191,7 @@ def _key_problems(value: str, too_long: Callable[[int], str], invalid_lead: str)
         )
     if not name:
         problems.append("name part must be non-empty")
-    elif _byte_length(name) > 63:
+    elif byte_length(name) > 63:
         problems.append("name part " + too_long(63))
     if QUALIFIED_NAME.fullmatch(name) is None:
         problems.append(
@@ -226,7 +226,7 @@ _LABEL_VALUE_MSG = (
 
 def _label_value_problems(value: str, too_long: Callable[[int], str]) -> tuple[str, ...]:
     problems: list[str] = []
-    if _byte_length(value) > 63:
+    if byte_length(value) > 63:
         problems.append(too_long(63))
     if _LABEL_VALUE.fullmatch(value) is None:
         problems.append(_LABEL_VALUE_MSG)

@@ -30,7 +30,7 @@ from jobguard.validators.names import (
     name_is_dns_subdomain,
 )
 from jobguard.validators.prepare import name_from_generate_name
-from jobguard.validators.rules.pod_common import go_string
+from jobguard.validators.rules.pod_common import go_string, string_list
 from jobguard.validators.versions import Release
 
 # The CronJob controller names its Jobs `<cronjob>-<11 characters>`, within a 63-character
@@ -184,17 +184,13 @@ def validate_owner_references(owner_references: Any, path: str, version: str) ->
     return errors
 
 
-def _strings(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
-
-
 def validate_finalizers(finalizers: Any, path: str, version: str) -> list[FieldError]:
     """ValidateFinalizers (with ValidateFinalizerName): qualified names (in the words of
     release `version`), and not both orphan and foregroundDeletion. The errors name the list,
     not the item, as upstream's do."""
     key_problems = label_wording(version).key
     errors: list[FieldError] = []
-    names = _strings(finalizers)
+    names = string_list(finalizers)
     for finalizer in names:
         errors += [
             invalid("OM-005", path, finalizer, problem) for problem in key_problems(finalizer)

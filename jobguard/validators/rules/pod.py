@@ -824,7 +824,7 @@ def validate_pod_template_spec(
     # Every pod-specific annotation check reads an annotation: most templates have none.
     annotations = meta.get("annotations")
     has_annotations = isinstance(annotations, dict) and bool(annotations)
-    if isinstance(annotations, dict) and annotations:
+    if isinstance(annotations, dict) and annotations:  # (narrows the type for mypy)
         errors += validate_pod_specific_annotations(annotations, spec, f"{path}.annotations", opts)
     at = f"{path}.spec"
     errors += validate_pod_spec(spec, None, at, opts, create=create)

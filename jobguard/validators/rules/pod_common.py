@@ -22,9 +22,9 @@ from jobguard.validators.names import (
 from jobguard.validators.versions import DEFAULT_VERSION, Release
 
 CONTAINER_KINDS = ("initContainers", "containers", "ephemeralContainers")
+"""The container lists of a pod spec, in podutil.VisitContainers' order."""
 # PullPolicy values: a container's imagePullPolicy and an image volume's pullPolicy.
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
-"""The container lists of a pod spec, in podutil.VisitContainers' order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +145,11 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def string_list(value: Any) -> list[str]:
+    """A []string field: its strings (other types are the decoder's to judge)."""
+    return [item for item in as_list(value) if isinstance(item, str)]
 
 
 def go_string(value: Any) -> str:

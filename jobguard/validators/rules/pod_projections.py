@@ -22,16 +22,17 @@ from collections.abc import Callable
 from typing import Any
 
 from jobguard.validators.errors import (
-    ErrorType,
     FieldError,
     invalid,
     not_supported,
     render_value,
     required,
+    too_long,
 )
 from jobguard.validators.names import (
     DNS1123_LABEL_MAX_LENGTH,
     DNS1123_SUBDOMAIN_MAX_LENGTH,
+    byte_length,
     dns1123_label_problems,
     dns1123_subdomain_problems,
     inclusive_range_error,
@@ -41,6 +42,7 @@ from jobguard.validators.names import (
 from jobguard.validators.rules.pod_common import (
     as_dict,
     each,
+    go_string,
     local_path_problems,
     opt_int,
     text,
@@ -56,18 +58,6 @@ KEY_TYPES = ["RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED255
 TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * (1 << 10)
 _MAX_USER_ID = 2147483647
 _CONFLICT = "conflicting duplicate paths"
-
-
-def _byte_len(value: str) -> int:
-    """Go's len(): UTF-8 bytes."""
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
-def _too_long(fld_path: str, max_length: int) -> FieldError:
-    """field.TooLong(fldPath, "", maxLength)."""
-    return FieldError(
-        RULE, fld_path, ErrorType.TOO_LONG, f"may not be more than {max_length} bytes"
-    )
 
 
 def validate_local_non_reserved_path(target_path: str, fld_path: str) -> list[FieldError]:
@@ -102,8 +92,8 @@ def validate_signer_name(fld_path: str, signer_name: str) -> list[FieldError]:
         detail = "must be a fully qualified domain and path of the form 'example.com/signer-name'"
         return [invalid(RULE, fld_path, signer_name, detail)]
     errors: list[FieldError] = []
-    if _byte_len(segments[0]) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errors.append(_too_long(fld_path, DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if byte_length(segments[0]) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errors.append(too_long(RULE, fld_path, DNS1123_SUBDOMAIN_MAX_LENGTH))
     domain_labels = segments[0].split(".")
     for label in domain_labels:
         problems = dns1123_label_problems(label)
@@ -124,8 +114,8 @@ def validate_signer_name(fld_path: str, signer_name: str) -> list[FieldError]:
             break
     max_path_segment_length = DNS1123_SUBDOMAIN_MAX_LENGTH + DNS1123_LABEL_MAX_LENGTH + 1
     max_signer_name_length = DNS1123_SUBDOMAIN_MAX_LENGTH + max_path_segment_length + 1
-    if _byte_len(signer_name) > max_signer_name_length:
-        errors.append(_too_long(fld_path, max_signer_name_length))
+    if byte_length(signer_name) > max_signer_name_length:
+        errors.append(too_long(RULE, fld_path, max_signer_name_length))
     return errors
 
 
@@ -180,11 +170,11 @@ def validate_user_annotations(
     for key in user_annotations:
         errors += is_domain_prefixed_key(fld_path, key.lower(), version)
     size = sum(
-        _byte_len(key) + _byte_len(value if isinstance(value, str) else "")
+        byte_length(key) + byte_length(value if isinstance(value, str) else "")
         for key, value in user_annotations.items()
     )
     if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
-        errors.append(_too_long(fld_path, TOTAL_ANNOTATION_SIZE_LIMIT_B))
+        errors.append(too_long(RULE, fld_path, TOTAL_ANNOTATION_SIZE_LIMIT_B))
     return errors
 
 
@@ -208,7 +198,7 @@ def validate_cluster_trust_bundle_projection(
         detail = "only one of name and signerName may be used"
         errors.append(invalid(RULE, proj_path, source, detail))
     elif name is not None:
-        name = text(name) or ""
+        name = go_string(name)
         if not name:
             errors.append(required(RULE, f"{proj_path}.name", "must be a valid object name"))
         signer, _ = extract_signer_name_from_cluster_trust_bundle_name(name)
@@ -220,7 +210,7 @@ def validate_cluster_trust_bundle_projection(
             detail = "labelSelector must be unset if name is specified"
             errors.append(invalid(RULE, f"{proj_path}.labelSelector", selector, detail))
     elif signer_name is not None:
-        signer_name = text(signer_name) or ""
+        signer_name = go_string(signer_name)
         if not signer_name:
             detail = "must be a valid signer name"
             errors.append(required(RULE, f"{proj_path}.signerName", detail))
@@ -233,7 +223,7 @@ def validate_cluster_trust_bundle_projection(
         )
     else:
         errors.append(required(RULE, proj_path, "either name or signerName must be specified"))
-    path = text(source.get("path")) or ""
+    path = go_string(source.get("path"))
     if not path:
         errors.append(required(RULE, f"{proj_path}.path"))
     errors += validate_user_field(source.get("user"), f"{proj_path}.user")
@@ -247,7 +237,7 @@ def validate_pod_certificate_projection(
 ) -> list[FieldError]:
     """validateProjectionSources' podCertificate branch (`fld_path` the projected volume's,
     where conflicting paths are reported)."""
-    signer_name = text(source.get("signerName")) or ""
+    signer_name = go_string(source.get("signerName"))
     errors = validate_signer_name(f"{proj_path}.signerName", signer_name)
     annotations = source.get("userAnnotations")
     if isinstance(annotations, dict):

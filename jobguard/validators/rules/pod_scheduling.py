@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 from jobguard.validators.errors import (
-    ErrorType,
     FieldError,
     forbidden,
     invalid,
@@ -32,6 +31,7 @@ from jobguard.validators.rules.pod_common import (
     each,
     label_problems,
     opt_int,
+    string_list,
     subdomain_problems,
     text,
     validate_labels,
@@ -180,8 +180,8 @@ def validate_pod_affinity_term(
     errors += validate_match_label_keys_and_mismatch_label_keys(
         rule,
         path,
-        _str_list(term.get("matchLabelKeys")),
-        _str_list(term.get("mismatchLabelKeys")),
+        string_list(term.get("matchLabelKeys")),
+        string_list(term.get("mismatchLabelKeys")),
         _selector_or_none(term.get("labelSelector")),
         version,
     )
@@ -193,11 +193,6 @@ def validate_pod_affinity_term(
     return errors + list(
         each(rule, f"{path}.topologyKey", topology_key, label_wording(version).key(topology_key))
     )
-
-
-def _str_list(value: Any) -> list[str]:
-    """A []string field: its strings (other types are the decoder's to judge)."""
-    return [item for item in as_list(value) if isinstance(item, str)]
 
 
 def _selector_or_none(value: Any) -> dict[str, Any] | None:
@@ -459,7 +454,7 @@ def _spread_match_label_keys(
 ) -> list[FieldError]:
     """The matchLabelKeys check of validateTopologySpreadConstraints: the legacy function in
     1.33, the preferred one from 1.34 unless the stored template fails it."""
-    keys = _str_list(constraint.get("matchLabelKeys"))
+    keys = string_list(constraint.get("matchLabelKeys"))
     selector = _selector_or_none(constraint.get("labelSelector"))
     merge = options.topology_selector_merge
     if (merge and not options.old_pod_violates_match_label_keys_validation) or (
@@ -552,7 +547,3 @@ def validate_priority_fields(
         elif policy not in PREEMPTION_POLICIES:
             errors.append(not_supported("POD-024", at, policy, PREEMPTION_POLICIES))
     return errors
-
-
-def too_long(rule: str, path: str, limit: int) -> FieldError:
-    return FieldError(rule, path, ErrorType.TOO_LONG, f"may not be more than {limit} bytes")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jobguard.validators.errors import FieldError, invalid, not_supported, required
-from jobguard.validators.names import dns1123_label_problems, inclusive_range_error
+from jobguard.validators.names import byte_length, dns1123_label_problems, inclusive_range_error
 from jobguard.validators.rules.pod_common import as_dict, as_list, each, integer, text
 
 PD_PARTITION = inclusive_range_error(1, 255)
@@ -43,11 +43,6 @@ _AZURE_MANAGED_URI = [
     "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"
 ]
 _AZURE_BLOB_URI = ["https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"]
-
-
-def _byte_len(value: str) -> int:
-    """Go's len(): UTF-8 bytes."""
-    return len(value.encode("utf-8", "surrogatepass"))
 
 
 def _empty(value: Any) -> bool:
@@ -114,7 +109,7 @@ def validate_iscsi_volume_name(volume: dict[str, Any], key: str, fld_path: str) 
     if not isinstance(iscsi, dict) or iscsi.get("initiatorName") is None:
         return []
     name, portal = text(volume.get("name")), text(iscsi.get("targetPortal"))
-    if name is None or portal is None or _byte_len(f"{name}:{portal}") <= 64:
+    if name is None or portal is None or byte_length(f"{name}:{portal}") <= 64:
         return []
     return [invalid("POD-015", f"{fld_path}.name", name, ISCSI_NAME_TOO_LONG)]
 
@@ -192,7 +187,7 @@ def validate_quobyte_volume_source(quobyte: dict[str, Any], fld_path: str) -> li
     registry, tenant = text(quobyte.get("registry")), text(quobyte.get("tenant"))
     if registry == "":
         errors.append(required("POD-015", f"{fld_path}.registry", QUOBYTE_REGISTRY))
-    elif tenant is not None and _byte_len(tenant) >= 65:
+    elif tenant is not None and byte_length(tenant) >= 65:
         detail = "must be a UUID and may not exceed a length of 64 characters"
         errors.append(required("POD-015", f"{fld_path}.tenant", detail))
     elif registry is not None:

@@ -126,9 +126,6 @@ def volume_kind(volume: dict[str, Any], options: PodOptions) -> str:
     return found[0] if found else "emptyDir"
 
 
-_non_reserved_path = validate_local_non_reserved_path
-
-
 def validate_key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
     """validateKeyToPath."""
     errors: list[FieldError] = []
@@ -139,7 +136,7 @@ def validate_key_to_path(item: dict[str, Any], path: str) -> list[FieldError]:
         return errors
     if not item_path:
         errors.append(required("POD-015", f"{path}.path"))
-    errors += _non_reserved_path(item_path, f"{path}.path")
+    errors += validate_local_non_reserved_path(item_path, f"{path}.path")
     return errors + file_mode_error("POD-015", f"{path}.mode", item.get("mode"))
 
 
@@ -152,7 +149,7 @@ def validate_downward_api_volume_file(
     if file_path is not None:
         if not file_path:
             errors.append(required("POD-015", f"{path}.path"))
-        errors += _non_reserved_path(file_path, f"{path}.path")
+        errors += validate_local_non_reserved_path(file_path, f"{path}.path")
     if isinstance(item.get("fieldRef"), dict):
         errors += validate_object_field_selector(
             "POD-015", item["fieldRef"], VOLUME_FIELD_PATHS, f"{path}.fieldRef", version
@@ -249,7 +246,7 @@ def validate_projected_volume_source(
             if token_path == "":
                 errors.append(required("POD-015", f"{path}.path"))
             elif token_path is not None and not options.allow_non_local_projected_token_path:
-                errors += _non_reserved_path(token_path, f"{path}.path")
+                errors += validate_local_non_reserved_path(token_path, f"{path}.path")
         found, more = validate_certificate_projections(projection, at, path, paths, options.version)
         count, errors = count + found, errors + more
         if count > 1:
