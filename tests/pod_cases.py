@@ -32,10 +32,12 @@ def with_container(**fields: Any) -> dict[str, Any]:
     return job(containers=[{"name": "main", "image": "busybox", **fields}])
 
 
-def pod_causes(obj: dict[str, Any], version: str = "1.35") -> list[tuple[str, str, str, str]]:
-    """(rule, path, reason, message) of the POD-011 and later errors of creating `obj`."""
+def pod_causes(
+    obj: dict[str, Any], version: str = "1.35", first: int = 11
+) -> list[tuple[str, str, str, str]]:
+    """(rule, path, reason, message) of the POD-`first` and later errors of creating `obj`."""
     return [
         cause
         for cause in detailed_causes(create(obj, settings(version)))
-        if cause[0].startswith("POD-") and int(cause[0][4:]) >= 11
+        if cause[0].startswith("POD-") and int(cause[0][4:]) >= first
     ]

@@ -18,7 +18,7 @@ from jobguard.validators.rules.pod_projections import (
     validate_signer_name,
 )
 from jobguard.validators.versions import RELEASES
-from tests.builders import detailed_causes, settings, update
+from tests.builders import create, detailed_causes, settings, update
 from tests.builders import job as stored_job
 from tests.pod_cases import S, job, pod_causes
 
@@ -489,8 +489,6 @@ def test_before_1_37_the_sources_are_dropped_and_nothing_is_required_of_them() -
 
 
 def detailed_causes_of(obj: dict[str, Any], version: str) -> list[tuple[str, str, str, str]]:
-    from tests.builders import create
-
     return detailed_causes(create(obj, settings(version)))
 
 
