@@ -55,7 +55,7 @@ MAX_ANSWER_BYTES = 16 * 1024 * 1024
 1.5 MiB object limit lists as 2-3 MiB of JSON (its managedFields and defaults), more when its
 strings are escaped."""
 MAX_LIST_PAGES = 20_000
-"""A list ends with an error after this many pages (10 million objects at 500 a page): a server
+"""A list ends with an error after this many pages (2 million objects at the default 100 a page): a server
 that hands out continue tokens forever must not keep an audit pass running forever."""
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -314,79 +314,71 @@ class Cluster:
         PAGE_BYTES is asked again with half as many objects, and the count grows back (up to
         `page_size`) after a page under a quarter of PAGE_BYTES; a page of one object may be up
         to MAX_ANSWER_BYTES. After an expired continue token (410 Gone) the list starts again
-        (MAX_LIST_RESTARTS times at most); after MAX_LIST_PAGES pages it stops with an error."""
+        (MAX_LIST_RESTARTS times at most); after MAX_LIST_PAGES pages it stops with an error.
+        A page's memory (`page_memory`) is held until the next page is asked, and given back
+        at the end."""
         try:
-            yield from self._pages_held(resource, namespace, fn, page_size, kwargs)
+            restarts = 0
+            pages = 0
+            asked = page_size
+            token: str | None = None
+            while True:
+                if self.page_memory is not None:
+                    self.page_memory.give_back()  # the last page's objects are judged
+                pages += 1
+                if pages > MAX_LIST_PAGES:
+                    raise ClusterError(
+                        f"list {resource.qualified}: more than {MAX_LIST_PAGES} pages; stopped"
+                    )
+                query = {**kwargs, "limit": asked}
+                if token:
+                    query["_continue"] = token
+                limit = PAGE_BYTES if asked > 1 else MAX_ANSWER_BYTES
+                try:
+                    page, size = self._fetch("list", resource, namespace, fn, limit, **query)
+                except _PageTooLarge:
+                    if asked == 1:
+                        raise
+                    asked = max(asked // 2, 1)
+                    log.warning(
+                        "list %s: a page is over %d bytes; asking %d objects a page",
+                        resource.qualified,
+                        PAGE_BYTES,
+                        asked,
+                    )
+                    continue
+                except _HTTPError as exc:
+                    if exc.status != 410 or not token:
+                        raise
+                    restarts += 1
+                    if restarts > MAX_LIST_RESTARTS:
+                        raise ClusterError(
+                            f"list {resource.qualified}: the continue token expired (410 Gone) "
+                            f"{restarts} times; try a larger page size"
+                        ) from None
+                    log.warning(
+                        "list %s: continue token expired (410 Gone); restarting the list",
+                        resource.qualified,
+                    )
+                    token = None
+                    continue
+                if not isinstance(page, dict) or not isinstance(page.get("items"), list):
+                    raise ClusterError(f"list {resource.qualified}: the answer is not a list")
+                metadata = page.get("metadata")
+                token = metadata.get("continue") if isinstance(metadata, dict) else None
+                if size < PAGE_BYTES // 4 and asked < page_size:
+                    asked = min(asked * 2, page_size)
+                items: list[Any] = page.pop("items")
+                del page
+                items.reverse()
+                while items:
+                    yield items.pop()
+                if not token:
+                    return
+
         finally:
             if self.page_memory is not None:
                 self.page_memory.give_back()
-
-    def _pages_held(
-        self,
-        resource: Resource,
-        namespace: str | None,
-        fn: Any,
-        page_size: int,
-        kwargs: dict[str, Any],
-    ) -> Iterator[Any]:
-        """`_pages`, a page's memory held (`page_memory`) until the next page is asked."""
-        restarts = 0
-        pages = 0
-        asked = page_size
-        token: str | None = None
-        while True:
-            if self.page_memory is not None:
-                self.page_memory.give_back()  # the last page's objects are judged
-            pages += 1
-            if pages > MAX_LIST_PAGES:
-                raise ClusterError(
-                    f"list {resource.qualified}: more than {MAX_LIST_PAGES} pages; stopped"
-                )
-            query = {**kwargs, "limit": asked}
-            if token:
-                query["_continue"] = token
-            limit = PAGE_BYTES if asked > 1 else MAX_ANSWER_BYTES
-            try:
-                page, size = self._fetch("list", resource, namespace, fn, limit, **query)
-            except _PageTooLarge:
-                if asked == 1:
-                    raise
-                asked = max(asked // 2, 1)
-                log.warning(
-                    "list %s: a page is over %d bytes; asking %d objects a page",
-                    resource.qualified,
-                    PAGE_BYTES,
-                    asked,
-                )
-                continue
-            except _HTTPError as exc:
-                if exc.status != 410 or not token:
-                    raise
-                restarts += 1
-                if restarts > MAX_LIST_RESTARTS:
-                    raise ClusterError(
-                        f"list {resource.qualified}: the continue token expired (410 Gone) "
-                        f"{restarts} times; try a larger page size"
-                    ) from None
-                log.warning(
-                    "list %s: continue token expired (410 Gone); restarting the list",
-                    resource.qualified,
-                )
-                token = None
-                continue
-            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
-                raise ClusterError(f"list {resource.qualified}: the answer is not a list")
-            metadata = page.get("metadata")
-            token = metadata.get("continue") if isinstance(metadata, dict) else None
-            if size < PAGE_BYTES // 4 and asked < page_size:
-                asked = min(asked * 2, page_size)
-            items: list[Any] = page.pop("items")
-            del page
-            items.reverse()
-            while items:
-                yield items.pop()
-            if not token:
-                return
 
     def serves(self, resource: Resource) -> bool:
         """Whether the API server serves `resource` (its CRD is installed): discovery."""

@@ -23,25 +23,26 @@ import ctypes
 import ctypes.util
 import logging
 from collections.abc import Callable
+from typing import Any, cast
 
 log = logging.getLogger("jobguard.server")
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
+def _glibc(function: str, argtypes: list[Any]) -> Callable[..., int] | None:
+    """A glibc function returning an int, or None where the C library has none such."""
     name = ctypes.util.find_library("c")
     if name is None:
         return None
     try:
-        libc = ctypes.CDLL(name)
-        trim = libc.malloc_trim
+        found = getattr(ctypes.CDLL(name), function)
     except (OSError, AttributeError):  # not glibc
         return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
+    found.argtypes = argtypes
+    found.restype = ctypes.c_int
+    return cast(Callable[..., int], found)
 
 
-_TRIM = _malloc_trim()
+_TRIM = _glibc("malloc_trim", [ctypes.c_size_t])
 
 M_MMAP_THRESHOLD = -3
 """glibc's mallopt parameter (malloc.h)."""
@@ -52,16 +53,8 @@ MMAP_THRESHOLD = 128 * 1024
 def map_large_blocks() -> bool:
     """Serve every allocation over MMAP_THRESHOLD with a mapping of its own (given back when
     freed), whatever was freed before; False where glibc's mallopt is not there."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):  # not glibc
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    mallopt = _glibc("mallopt", [ctypes.c_int, ctypes.c_int])
+    return mallopt is not None and bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 def give_back() -> bool:

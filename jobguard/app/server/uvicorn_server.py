@@ -27,7 +27,7 @@ uvicorn's HTTP protocols honour it, as HTTP says.
 uvicorn beyond its documented configuration (each checked against the pinned uvicorn by
 tests/test_uvicorn_contract.py, which an upgrade must pass first):
 
-1. `GracefulServer` overrides `Server.startup`, `shutdown`, `on_tick` and `capture_signals`,
+1. `GracefulServer` overrides `Server.startup`, `shutdown` and `capture_signals`,
    the steps `Server.serve` runs: the listening sockets (a bound at accept, the TLS handshake
    inside the header timeout) and Kubernetes' stop order are not expressible in `Config`
    (`limit_concurrency` answers 503 instead of closing idle connections; `timeout_graceful_
@@ -143,9 +143,10 @@ CONNECTION = "jobguard.connection"
 """The key of a request's `_Connection` in its ASGI scope's `state`."""
 
 _CLOSE = (b"connection", b"close")
+_UNAVAILABLE_BODY = b"Service Unavailable"
 _UNAVAILABLE_HEADERS = [
     (b"content-type", b"text/plain; charset=utf-8"),
-    (b"content-length", b"19"),
+    (b"content-length", b"%d" % len(_UNAVAILABLE_BODY)),
     _CLOSE,
 ]
 
@@ -203,7 +204,7 @@ class _Guard:
                 await send_tracked(
                     {"type": "http.response.start", "status": 503, "headers": _UNAVAILABLE_HEADERS}
                 )
-                await send_tracked({"type": "http.response.body", "body": b"Service Unavailable"})
+                await send_tracked({"type": "http.response.body", "body": _UNAVAILABLE_BODY})
             else:
                 await self.app(scope, receive_tracked, send_tracked)
         finally:
@@ -341,7 +342,8 @@ class _Connection(asyncio.Protocol):
         self.active = self.loop.time()
         self.inner.data_received(data)
         if not self.busy and not self.closed and not self.lingering:
-            # Part of a request (or all its headers: `request_began` follows in this turn).
+            # Part of a request (or all its headers: `request_began` follows when the request's task
+            # starts, a later turn of the loop).
             self.headers_pending = True
             if self.header_timer is None:  # a later request on a kept-alive connection
                 self.header_timer = self.loop.call_later(
