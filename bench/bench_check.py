@@ -142,11 +142,11 @@ def compile_tree(tree: Path | None) -> None:
     compileall.compile_dir(tree / "jobguard", quiet=1)
 
 
-def compiled_trees(against: Path | list[Path] | None) -> dict[str, Path | None]:
+def compiled_trees(against: list[Path] | None) -> dict[str, Path | None]:
     """This tree (None) and, with `--against DIR` (repeatable), each DIR's, by name, their
     bytecode compiled."""
     trees: dict[str, Path | None] = {"this tree": None}
-    for other in [against] if isinstance(against, Path) else against or []:
+    for other in against or []:
         trees[f"against {other}"] = other.resolve()
     for where in trees.values():
         compile_tree(where)

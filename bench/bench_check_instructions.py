@@ -7,7 +7,7 @@ The realistic documents of bench_check (seeded), checked in one process as
 under callgrind, with the warm-up alone and with the documents too; the difference divided by
 the number of documents is the figure (start-up and imports cancel out). Python's string
 hashes are seeded (`--seeds`, PYTHONHASHSEED): with random ones the count moves by about 0.5%
-between runs of the same tree. `--against DIR` counts the `jobguard` package under DIR as well
+between runs of the same tree. `--against DIR` (repeatable) counts the `jobguard` package under DIR as well
 (e.g. a `git archive` of an earlier commit). Needs valgrind (`apt-get install -y valgrind`).
 """
 
@@ -26,7 +26,10 @@ from bench.payloads import realistic_document
 
 CHILD = """
 import sys
-from jobguard.app.cli.check import CheckOptions, check
+try:
+    from jobguard.app.cli.check import CheckOptions, check
+except ImportError:  # a tree from before the app's modules were grouped by role
+    from jobguard.app.check import CheckOptions, check
 from jobguard.validators import Settings
 
 warm_up, paths = sys.argv[1], sys.argv[2:]
@@ -48,7 +51,10 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument(
-        "--against", type=Path, help="a directory holding another tree's jobguard package"
+        "--against",
+        type=Path,
+        action="append",
+        help="a directory holding another tree's jobguard package (repeatable)",
     )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:

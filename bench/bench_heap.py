@@ -27,6 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jobguard.app.server.heap import MMAP_THRESHOLD
+
 ROOT = Path(__file__).resolve().parents[1]
 
 MEASURE = r"""
@@ -112,7 +114,7 @@ SETTINGS = {
     "default": {},
     "MALLOC_ARENA_MAX=2": {"MALLOC_ARENA_MAX": "2"},
     "PYTHONMALLOC=malloc": {"PYTHONMALLOC": "malloc"},
-    "MALLOC_MMAP_THRESHOLD_=131072": {"MALLOC_MMAP_THRESHOLD_": "131072"},
+    f"MALLOC_MMAP_THRESHOLD_={MMAP_THRESHOLD}": {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD)},
 }
 
 

@@ -48,6 +48,7 @@ import contextlib
 import copy
 import multiprocessing
 import os
+import select
 import signal
 import socket
 import ssl
@@ -377,9 +378,9 @@ def slow_body(port: int, tls: Tls | None, body: bytes, seconds: float = 15.0) ->
             except OSError:
                 break
             offset += 1024
-            with contextlib.suppress(TimeoutError, ssl.SSLWantReadError):
-                if sock.recv(1, socket.MSG_PEEK):
-                    break
+            # An answer or a close is waiting (a peek is refused on a TLS socket: select it).
+            if select.select([sock], [], [], 0)[0]:
+                break
         sock.settimeout(30)
         try:
             return read_response(sock)[0]
@@ -693,7 +694,9 @@ def main() -> None:
         help="only the idle connections (this tree, --baseline)",
     )
     parser.add_argument(
-        "--tls", action="store_true", help="--idle-flood over TLS (handshaken connections)"
+        "--tls",
+        action="store_true",
+        help="--idle-flood and --mixed over TLS (handshaken connections)",
     )
     parser.add_argument(
         "--connections", type=int, default=1000, help="--idle-flood: idle connections held"
