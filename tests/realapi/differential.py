@@ -50,6 +50,7 @@ POD_TABLES = (
     "scheduling",
     "security",
     "tolerations_annotation",
+    "volume_sources",
     "volumes",
 )
 GENERATED = 240
