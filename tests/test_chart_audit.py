@@ -5,15 +5,20 @@ mounted only for what talks to the API server."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import helm_python as helm
 import kubernetes_validate
 import pytest
+import yaml
 
 from jobguard.app.cli.main import build_parser
+from jobguard.app.cluster.paging import DEFAULT_PAGE_SIZE
 from tests.test_chart import KUBERNETES, NAMESPACE, render
 
+REPO = Path(__file__).resolve().parents[1]
 LIST_JOBS = {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["list"]}
 WRITE_REPORTS = {
     "apiGroups": ["wgpolicyk8s.io"],
@@ -121,3 +126,15 @@ def test_kubernetes_version_auto_mounts_the_token_without_a_role() -> None:
 def test_schema_rejects_unusable_audit_values(values: dict[str, Any]) -> None:
     with pytest.raises(helm.HelmValuesError):
         render(values)
+
+
+def test_the_readme_audit_block_is_the_charts_values() -> None:
+    """README's `audit:` block shows values.yaml's audit values (`enabled` turned on) and the
+    server's default page size; a change to either must show in the README."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(audit:\n.*?)```", readme, re.DOTALL)
+    assert len(blocks) == 1, "one audit block in the README"
+    shown = yaml.safe_load(blocks[0])["audit"]
+    values = yaml.safe_load((REPO / "charts/jobguard/values.yaml").read_text())["audit"]
+    assert shown == {**values, "enabled": True}
+    assert f"the server's default ({DEFAULT_PAGE_SIZE})" in blocks[0]
