@@ -180,6 +180,18 @@ def opt_int(value: Any) -> int | None:
 # --- apimachinery validators ------------------------------------------------------------------------
 
 RANGE_INT32 = "must be between 0 and 2147483647, inclusive"
+MAX_USER_ID = 2147483647
+
+
+def validate_user_id(rule: str, value: Any, path: str) -> list[FieldError]:
+    """IsValidUserID / IsValidGroupID: an integer from 0 to 2147483647 (another type is the
+    decoder's to judge)."""
+    number = opt_int(value)
+    if number is None or 0 <= number <= MAX_USER_ID:
+        return []
+    return [invalid(rule, path, number, RANGE_INT32)]
+
+
 NON_NEGATIVE = "must be greater than or equal to 0"
 POSITIVE = "must be greater than zero"
 FILE_MODE = "must be a number between 0 and 0777 (octal), both inclusive"

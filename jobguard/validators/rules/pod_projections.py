@@ -35,7 +35,6 @@ from jobguard.validators.names import (
     byte_length,
     dns1123_label_problems,
     dns1123_subdomain_problems,
-    inclusive_range_error,
     label_wording,
     name_is_dns_subdomain,
 )
@@ -46,6 +45,7 @@ from jobguard.validators.rules.pod_common import (
     local_path_problems,
     opt_int,
     text,
+    validate_user_id,
 )
 from jobguard.validators.selectors import LabelSelectorOptions, validate_label_selector
 
@@ -56,7 +56,6 @@ KUBERNETES_MAX_MAX_EXPIRATION_SECONDS = 24 * 60 * 60
 """certificates.KubernetesMaxMaxExpirationSeconds: signers under kubernetes.io."""
 KEY_TYPES = ["RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"]
 TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * (1 << 10)
-_MAX_USER_ID = 2147483647
 _CONFLICT = "conflicting duplicate paths"
 
 
@@ -70,10 +69,7 @@ def validate_local_non_reserved_path(target_path: str, fld_path: str) -> list[Fi
 
 def validate_user_field(user: Any, fld_path: str) -> list[FieldError]:
     """validateUserField (IsValidUserID)."""
-    number = opt_int(user)
-    if number is None or 0 <= number <= _MAX_USER_ID:
-        return []
-    return [invalid(RULE, fld_path, number, inclusive_range_error(0, _MAX_USER_ID))]
+    return validate_user_id(RULE, user, fld_path)
 
 
 def is_kubernetes_signer_name(signer_name: str) -> bool:

@@ -22,20 +22,18 @@ from jobguard.validators.errors import (
     required,
 )
 from jobguard.validators.rules.pod_common import (
-    RANGE_INT32,
     PodOptions,
     as_dict,
     as_list,
     duplicate,
     each,
     local_path_problems,
-    opt_int,
     subdomain_problems,
     text,
+    validate_user_id,
     visit_containers_with_path,
 )
 
-_MAX_ID = 2147483647
 _PROFILE_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
 PROC_MOUNT_TYPES = ["Default", "Unmasked"]
 OS_NAMES = ["linux", "windows"]
@@ -49,10 +47,7 @@ _HOST_USERS_FALSE = "when `hostUsers` is false"
 
 def _id(value: Any, path: str) -> list[FieldError]:
     """IsValidUserID / IsValidGroupID."""
-    number = opt_int(value)
-    if number is None or 0 <= number <= _MAX_ID:
-        return []
-    return [invalid("POD-018", path, number, RANGE_INT32)]
+    return validate_user_id("POD-018", value, path)
 
 
 def validate_seccomp_profile_field(profile: Any, path: str) -> list[FieldError]:
